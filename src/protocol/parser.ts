@@ -1,0 +1,734 @@
+// The client protocol parser: a byte state machine over Buffers. It never turns a
+// chunk into a string, handles an op split at any byte across reads, and hands
+// payloads over as (buffer, start, end) without copying when they lie inside one
+// chunk. It knows nothing of sockets or servers: ops go to a ParserHandler.
+
+export const ParseFailure = {
+  unknownOp: 0,
+  maxControlLine: 1,
+  maxPayload: 2,
+  /** Wrong argument count, bad size, header size above the total. */
+  badArguments: 3,
+  /** HPUB from a connection that did not announce headers support. */
+  headersNotSupported: 4,
+} as const;
+export type ParseFailure = (typeof ParseFailure)[keyof typeof ParseFailure];
+
+/**
+ * Receives parsed ops. Argument bytes are given as (buf, start, end); they stay
+ * valid until the handler returns. PUB/HPUB fields are read off the parser.
+ */
+export interface ParserHandler {
+  onConnect(buf: Buffer, start: number, end: number): void;
+  onInfo(buf: Buffer, start: number, end: number): void;
+  onPing(): void;
+  onPong(): void;
+  /** SUB fields are in parser.field*, count 2 or 3 checked. */
+  onSub(p: Parser): void;
+  /** UNSUB fields are in parser.field*, count 1 or 2 checked. */
+  onUnsub(p: Parser): void;
+  /** A whole PUB or HPUB, payload included. */
+  onMsg(p: Parser): void;
+  /** `-ERR` from the client. */
+  onErr(buf: Buffer, start: number, end: number): void;
+  onFailure(kind: ParseFailure): void;
+}
+
+const enum S {
+  OP_START,
+  OP_C,
+  OP_CO,
+  OP_CON,
+  OP_CONN,
+  OP_CONNE,
+  OP_CONNEC,
+  OP_CONNECT,
+  CONNECT_ARG,
+  OP_I,
+  OP_IN,
+  OP_INF,
+  OP_INFO,
+  INFO_ARG,
+  OP_P,
+  OP_PU,
+  OP_PUB,
+  OP_PUB_SPC,
+  PUB_ARG,
+  OP_PI,
+  OP_PIN,
+  OP_PING,
+  OP_PO,
+  OP_PON,
+  OP_PONG,
+  OP_H,
+  OP_HP,
+  OP_HPU,
+  OP_HPUB,
+  OP_HPUB_SPC,
+  HPUB_ARG,
+  OP_HM,
+  OP_HMS,
+  OP_HMSG,
+  OP_HMSG_SPC,
+  HMSG_ARG,
+  OP_S,
+  OP_SU,
+  OP_SUB,
+  OP_SUB_SPC,
+  SUB_ARG,
+  OP_U,
+  OP_UN,
+  OP_UNS,
+  OP_UNSU,
+  OP_UNSUB,
+  OP_UNSUB_SPC,
+  UNSUB_ARG,
+  OP_PLUS,
+  OP_PLUS_O,
+  OP_PLUS_OK,
+  OP_MINUS,
+  OP_MINUS_E,
+  OP_MINUS_ER,
+  OP_MINUS_ERR,
+  OP_MINUS_ERR_SPC,
+  MINUS_ERR_ARG,
+  MSG_PAYLOAD,
+  MSG_END_R,
+  MSG_END_N,
+  DEAD,
+}
+
+const CR = 13;
+const LF = 10;
+const SPACE = 32;
+const TAB = 9;
+
+/** A CONNECT (or INFO, or -ERR) line may carry credentials longer than the op limit. */
+const MIN_CONNECT_LINE = 4096;
+
+const MAX_FIELDS = 4;
+
+export interface ParserLimits {
+  /** Longest argument part of PUB, HPUB, SUB and UNSUB. */
+  maxControlLine: number;
+  maxPayload: number;
+}
+
+export class Parser {
+  private state: S = S.OP_START;
+  private readonly handler: ParserHandler;
+  maxControlLine: number;
+  maxPayload: number;
+  /** Set by the handler once CONNECT announced headers support. */
+  headers = false;
+
+  /** Argument bytes of a line split across reads. */
+  private scratch: Buffer = Buffer.allocUnsafe(256);
+  private scratchLen = 0;
+  private splitArg = false;
+
+  // The fields of the current SUB, UNSUB, PUB or HPUB, as offsets into argBuf.
+  argBuf: Buffer = Buffer.alloc(0);
+  readonly fieldStart = new Int32Array(MAX_FIELDS + 1);
+  readonly fieldEnd = new Int32Array(MAX_FIELDS + 1);
+  fieldCount = 0;
+
+  // The current PUB/HPUB.
+  subjectStart = 0;
+  subjectEnd = 0;
+  /** -1 when there is no reply subject. */
+  replyStart = -1;
+  replyEnd = -1;
+  /** The raw total-size bytes, echoed in MSG as the publisher wrote them. */
+  sizeStart = 0;
+  sizeEnd = 0;
+  /** Header size; -1 for PUB. */
+  hdr = -1;
+  hdrStart = 0;
+  hdrEnd = 0;
+  size = 0;
+
+  // The payload of the current PUB/HPUB.
+  payload: Buffer = Buffer.alloc(0);
+  payloadStart = 0;
+  payloadEnd = 0;
+  private pending: Buffer | null = null;
+  private pendingLen = 0;
+  private isHmsg = false;
+
+  constructor(handler: ParserHandler, limits: ParserLimits) {
+    this.handler = handler;
+    this.maxControlLine = limits.maxControlLine;
+    this.maxPayload = limits.maxPayload;
+  }
+
+  /** Stops parsing for good: the rest of this chunk and every later one are ignored. */
+  stop(): void {
+    this.state = S.DEAD;
+  }
+
+  get stopped(): boolean {
+    return this.state === S.DEAD;
+  }
+
+  /** True when no op is half-read, i.e. the stream is at an op boundary. */
+  get idle(): boolean {
+    return this.state === S.OP_START;
+  }
+
+  parse(buf: Buffer): void {
+    const len = buf.length;
+    let i = 0;
+    while (i < len) {
+      const b = buf[i]!;
+      switch (this.state) {
+        case S.OP_START:
+          switch (b) {
+            case 0x50: // P
+            case 0x70:
+              this.state = S.OP_P;
+              break;
+            case 0x53: // S
+            case 0x73:
+              this.state = S.OP_S;
+              break;
+            case 0x55: // U
+            case 0x75:
+              this.state = S.OP_U;
+              break;
+            case 0x48: // H
+            case 0x68:
+              this.state = S.OP_H;
+              break;
+            case 0x43: // C
+            case 0x63:
+              this.state = S.OP_C;
+              break;
+            case 0x49: // I
+            case 0x69:
+              this.state = S.OP_I;
+              break;
+            case 0x2b: // +
+              this.state = S.OP_PLUS;
+              break;
+            case 0x2d: // -
+              this.state = S.OP_MINUS;
+              break;
+            default:
+              return this.fail(ParseFailure.unknownOp);
+          }
+          break;
+
+        case S.OP_P:
+          if (b === 0x55 || b === 0x75) this.state = S.OP_PU;
+          else if (b === 0x49 || b === 0x69) this.state = S.OP_PI;
+          else if (b === 0x4f || b === 0x6f) this.state = S.OP_PO;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PU:
+          if (b === 0x42 || b === 0x62) this.state = S.OP_PUB;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PUB:
+          if (b === SPACE || b === TAB) this.state = S.OP_PUB_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PUB_SPC:
+        case S.OP_HPUB_SPC:
+        case S.OP_SUB_SPC:
+        case S.OP_UNSUB_SPC:
+        case S.OP_HMSG_SPC:
+        case S.OP_MINUS_ERR_SPC:
+          if (b !== SPACE && b !== TAB) {
+            this.state = argStateAfter(this.state);
+            this.scratchLen = 0;
+            this.splitArg = false;
+            continue; // re-read this byte as the first argument byte
+          }
+          break;
+
+        case S.PUB_ARG:
+        case S.HPUB_ARG:
+        case S.SUB_ARG:
+        case S.UNSUB_ARG:
+        case S.HMSG_ARG:
+        case S.CONNECT_ARG:
+        case S.INFO_ARG:
+        case S.MINUS_ERR_ARG: {
+          const state = this.state;
+          const limit =
+            state === S.CONNECT_ARG || state === S.INFO_ARG || state === S.MINUS_ERR_ARG
+              ? Math.max(this.maxControlLine, MIN_CONNECT_LINE)
+              : this.maxControlLine;
+          const nl = buf.indexOf(LF, i);
+          if (nl < 0) {
+            // The line goes on in the next read: keep what we have, within the limit.
+            if (this.scratchLen + (len - i) > limit + 1) {
+              return this.fail(ParseFailure.maxControlLine);
+            }
+            this.appendScratch(buf, i, len);
+            this.splitArg = true;
+            return;
+          }
+          let argBuf = buf;
+          let start = i;
+          let end = nl;
+          if (this.splitArg) {
+            this.appendScratch(buf, i, nl);
+            argBuf = this.scratch;
+            start = 0;
+            end = this.scratchLen;
+            this.splitArg = false;
+          }
+          if (end > start && argBuf[end - 1] === CR) end--;
+          if (end - start > limit) return this.fail(ParseFailure.maxControlLine);
+          i = nl + 1;
+          this.state = S.OP_START;
+          switch (state) {
+            case S.PUB_ARG:
+              if (!this.pubArgs(argBuf, start, end)) return;
+              i = this.beginPayload(buf, i, len);
+              continue;
+            case S.HPUB_ARG:
+              if (!this.hpubArgs(argBuf, start, end)) return;
+              i = this.beginPayload(buf, i, len);
+              continue;
+            case S.HMSG_ARG:
+              // The reference parses HMSG from a client and swallows it: the payload
+              // size stays 0, so only the CRLF that follows is consumed.
+              this.isHmsg = true;
+              this.size = 0;
+              this.state = S.MSG_END_R;
+              continue;
+            case S.SUB_ARG:
+              this.split(argBuf, start, end, true);
+              if (this.fieldCount !== 2 && this.fieldCount !== 3) {
+                return this.fail(ParseFailure.badArguments);
+              }
+              this.handler.onSub(this);
+              break;
+            case S.UNSUB_ARG:
+              this.split(argBuf, start, end, true);
+              if (this.fieldCount !== 1 && this.fieldCount !== 2) {
+                return this.fail(ParseFailure.badArguments);
+              }
+              this.handler.onUnsub(this);
+              break;
+            case S.CONNECT_ARG:
+              this.handler.onConnect(argBuf, start, end);
+              break;
+            case S.INFO_ARG:
+              this.handler.onInfo(argBuf, start, end);
+              break;
+            case S.MINUS_ERR_ARG:
+              this.handler.onErr(argBuf, start, end);
+              break;
+            default:
+              break;
+          }
+          if (this.stopped) return;
+          continue;
+        }
+
+        case S.MSG_PAYLOAD: {
+          const pending = this.pending!;
+          const need = this.size - this.pendingLen;
+          const take = len - i < need ? len - i : need;
+          buf.copy(pending, this.pendingLen, i, i + take);
+          this.pendingLen += take;
+          i += take;
+          if (this.pendingLen === this.size) {
+            this.payload = pending;
+            this.payloadStart = 0;
+            this.payloadEnd = this.size;
+            this.pending = null;
+            this.state = S.MSG_END_R;
+          }
+          continue;
+        }
+        case S.MSG_END_R:
+          if (b !== CR) return this.fail(ParseFailure.unknownOp);
+          this.state = S.MSG_END_N;
+          break;
+        case S.MSG_END_N:
+          if (b !== LF) return this.fail(ParseFailure.unknownOp);
+          this.state = S.OP_START;
+          if (this.isHmsg) {
+            this.isHmsg = false;
+          } else {
+            this.handler.onMsg(this);
+            if (this.stopped) return;
+          }
+          break;
+
+        case S.OP_PI:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_PIN;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PIN:
+          if (b === 0x47 || b === 0x67) this.state = S.OP_PING;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PO:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_PON;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PON:
+          if (b === 0x47 || b === 0x67) this.state = S.OP_PONG;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PING:
+        case S.OP_PONG:
+        case S.OP_PLUS_OK: {
+          // The reference ignores everything up to the newline after these ops.
+          const nl = buf.indexOf(LF, i);
+          if (nl < 0) return;
+          i = nl + 1;
+          const state = this.state;
+          this.state = S.OP_START;
+          if (state === S.OP_PING) this.handler.onPing();
+          else if (state === S.OP_PONG) this.handler.onPong();
+          if (this.stopped) return;
+          continue;
+        }
+
+        case S.OP_S:
+          if (b === 0x55 || b === 0x75) this.state = S.OP_SU;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_SU:
+          if (b === 0x42 || b === 0x62) this.state = S.OP_SUB;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_SUB:
+          if (b === SPACE || b === TAB) this.state = S.OP_SUB_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+
+        case S.OP_U:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_UN;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_UN:
+          if (b === 0x53 || b === 0x73) this.state = S.OP_UNS;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_UNS:
+          if (b === 0x55 || b === 0x75) this.state = S.OP_UNSU;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_UNSU:
+          if (b === 0x42 || b === 0x62) this.state = S.OP_UNSUB;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_UNSUB:
+          if (b === SPACE || b === TAB) this.state = S.OP_UNSUB_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+
+        case S.OP_H:
+          if (b === 0x50 || b === 0x70) this.state = S.OP_HP;
+          else if (b === 0x4d || b === 0x6d) this.state = S.OP_HM;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HP:
+          if (b === 0x55 || b === 0x75) this.state = S.OP_HPU;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HPU:
+          if (b === 0x42 || b === 0x62) this.state = S.OP_HPUB;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HPUB:
+          if (b === SPACE || b === TAB) this.state = S.OP_HPUB_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HM:
+          if (b === 0x53 || b === 0x73) this.state = S.OP_HMS;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HMS:
+          if (b === 0x47 || b === 0x67) this.state = S.OP_HMSG;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_HMSG:
+          if (b === SPACE || b === TAB) this.state = S.OP_HMSG_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+
+        case S.OP_C:
+          if (b === 0x4f || b === 0x6f) this.state = S.OP_CO;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CO:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_CON;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CON:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_CONN;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CONN:
+          if (b === 0x45 || b === 0x65) this.state = S.OP_CONNE;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CONNE:
+          if (b === 0x43 || b === 0x63) this.state = S.OP_CONNEC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CONNEC:
+          if (b === 0x54 || b === 0x74) this.state = S.OP_CONNECT;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_CONNECT:
+          // CONNECT needs no space before its JSON.
+          if (b !== SPACE && b !== TAB) {
+            this.state = S.CONNECT_ARG;
+            this.scratchLen = 0;
+            this.splitArg = false;
+            continue;
+          }
+          break;
+
+        case S.OP_I:
+          if (b === 0x4e || b === 0x6e) this.state = S.OP_IN;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_IN:
+          if (b === 0x46 || b === 0x66) this.state = S.OP_INF;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_INF:
+          if (b === 0x4f || b === 0x6f) this.state = S.OP_INFO;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_INFO:
+          if (b !== SPACE && b !== TAB) {
+            this.state = S.INFO_ARG;
+            this.scratchLen = 0;
+            this.splitArg = false;
+            continue;
+          }
+          break;
+
+        case S.OP_PLUS:
+          if (b === 0x4f || b === 0x6f) this.state = S.OP_PLUS_O;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_PLUS_O:
+          if (b === 0x4b || b === 0x6b) this.state = S.OP_PLUS_OK;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+
+        case S.OP_MINUS:
+          if (b === 0x45 || b === 0x65) this.state = S.OP_MINUS_E;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_MINUS_E:
+          if (b === 0x52 || b === 0x72) this.state = S.OP_MINUS_ER;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_MINUS_ER:
+          if (b === 0x52 || b === 0x72) this.state = S.OP_MINUS_ERR;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+        case S.OP_MINUS_ERR:
+          if (b === SPACE || b === TAB) this.state = S.OP_MINUS_ERR_SPC;
+          else return this.fail(ParseFailure.unknownOp);
+          break;
+
+        case S.DEAD:
+          return;
+      }
+      i++;
+    }
+  }
+
+  /** Reads the payload that follows PUB/HPUB arguments; returns the next index. */
+  private beginPayload(buf: Buffer, i: number, len: number): number {
+    const size = this.size;
+    if (len - i >= size) {
+      // The common case: the payload is inside this chunk, so no copy at all.
+      this.payload = buf;
+      this.payloadStart = i;
+      this.payloadEnd = i + size;
+      this.state = S.MSG_END_R;
+      return i + size;
+    }
+    const pending = Buffer.allocUnsafe(size);
+    buf.copy(pending, 0, i, len);
+    this.pending = pending;
+    this.pendingLen = len - i;
+    this.state = S.MSG_PAYLOAD;
+    return len;
+  }
+
+  private pubArgs(buf: Buffer, start: number, end: number): boolean {
+    this.split(buf, start, end, false);
+    const fs = this.fieldStart;
+    const fe = this.fieldEnd;
+    switch (this.fieldCount) {
+      case 2:
+        this.replyStart = -1;
+        this.replyEnd = -1;
+        this.sizeStart = fs[1]!;
+        this.sizeEnd = fe[1]!;
+        break;
+      case 3:
+        this.replyStart = fs[1]!;
+        this.replyEnd = fe[1]!;
+        this.sizeStart = fs[2]!;
+        this.sizeEnd = fe[2]!;
+        break;
+      default:
+        this.fail(ParseFailure.badArguments);
+        return false;
+    }
+    this.subjectStart = fs[0]!;
+    this.subjectEnd = fe[0]!;
+    this.hdr = -1;
+    const size = parseSize(buf, this.sizeStart, this.sizeEnd);
+    if (size < 0) {
+      this.fail(ParseFailure.badArguments);
+      return false;
+    }
+    if (size > this.maxPayload) {
+      this.fail(ParseFailure.maxPayload);
+      return false;
+    }
+    this.size = size;
+    return true;
+  }
+
+  private hpubArgs(buf: Buffer, start: number, end: number): boolean {
+    if (!this.headers) {
+      this.fail(ParseFailure.headersNotSupported);
+      return false;
+    }
+    this.split(buf, start, end, false);
+    const fs = this.fieldStart;
+    const fe = this.fieldEnd;
+    switch (this.fieldCount) {
+      case 3:
+        this.replyStart = -1;
+        this.replyEnd = -1;
+        this.hdrStart = fs[1]!;
+        this.hdrEnd = fe[1]!;
+        this.sizeStart = fs[2]!;
+        this.sizeEnd = fe[2]!;
+        break;
+      case 4:
+        this.replyStart = fs[1]!;
+        this.replyEnd = fe[1]!;
+        this.hdrStart = fs[2]!;
+        this.hdrEnd = fe[2]!;
+        this.sizeStart = fs[3]!;
+        this.sizeEnd = fe[3]!;
+        break;
+      default:
+        this.fail(ParseFailure.badArguments);
+        return false;
+    }
+    this.subjectStart = fs[0]!;
+    this.subjectEnd = fe[0]!;
+    const hdr = parseSize(buf, this.hdrStart, this.hdrEnd);
+    const size = parseSize(buf, this.sizeStart, this.sizeEnd);
+    if (hdr < 0 || size < 0 || hdr > size) {
+      this.fail(ParseFailure.badArguments);
+      return false;
+    }
+    if (size > this.maxPayload) {
+      this.fail(ParseFailure.maxPayload);
+      return false;
+    }
+    // A header block of size 0 is delivered as a plain MSG, as the reference does.
+    this.hdr = hdr === 0 ? -1 : hdr;
+    this.size = size;
+    return true;
+  }
+
+  /**
+   * Splits arguments on runs of spaces and tabs (SUB and UNSUB also split on CR and
+   * LF, as the reference's splitArg does). At most MAX_FIELDS are kept; a count
+   * above that is reported as MAX_FIELDS + 1.
+   */
+  private split(buf: Buffer, start: number, end: number, lineBreaks: boolean): void {
+    this.argBuf = buf;
+    let count = 0;
+    let fieldStart = -1;
+    for (let i = start; i < end; i++) {
+      const b = buf[i]!;
+      const sep = b === SPACE || b === TAB || (lineBreaks && (b === CR || b === LF));
+      if (sep) {
+        if (fieldStart >= 0) {
+          if (count < MAX_FIELDS) {
+            this.fieldStart[count] = fieldStart;
+            this.fieldEnd[count] = i;
+          }
+          count++;
+          fieldStart = -1;
+        }
+      } else if (fieldStart < 0) {
+        fieldStart = i;
+      }
+    }
+    if (fieldStart >= 0) {
+      if (count < MAX_FIELDS) {
+        this.fieldStart[count] = fieldStart;
+        this.fieldEnd[count] = end;
+      }
+      count++;
+    }
+    this.fieldCount = count > MAX_FIELDS ? MAX_FIELDS + 1 : count;
+  }
+
+  private appendScratch(buf: Buffer, start: number, end: number): void {
+    const n = end - start;
+    if (this.scratchLen + n > this.scratch.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.scratch.length * 2, this.scratchLen + n));
+      this.scratch.copy(bigger, 0, 0, this.scratchLen);
+      this.scratch = bigger;
+    }
+    buf.copy(this.scratch, this.scratchLen, start, end);
+    this.scratchLen += n;
+  }
+
+  private fail(kind: ParseFailure): void {
+    this.state = S.DEAD;
+    this.pending = null;
+    this.handler.onFailure(kind);
+  }
+}
+
+function argStateAfter(spaceState: S): S {
+  switch (spaceState) {
+    case S.OP_PUB_SPC:
+      return S.PUB_ARG;
+    case S.OP_HPUB_SPC:
+      return S.HPUB_ARG;
+    case S.OP_SUB_SPC:
+      return S.SUB_ARG;
+    case S.OP_UNSUB_SPC:
+      return S.UNSUB_ARG;
+    case S.OP_HMSG_SPC:
+      return S.HMSG_ARG;
+    default:
+      return S.MINUS_ERR_ARG;
+  }
+}
+
+/**
+ * The reference's parseSize: ASCII digits only, 1 to 9 of them; -1 otherwise.
+ * Leading zeros are fine.
+ */
+export function parseSize(buf: Buffer, start: number, end: number): number {
+  const n = end - start;
+  if (n === 0 || n > 9) return -1;
+  let v = 0;
+  for (let i = start; i < end; i++) {
+    const d = buf[i]! - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}

@@ -1,0 +1,616 @@
+// One client connection: its parser, its CONNECT options, its subscriptions, its
+// keep-alive and its close. Ops arrive from the parser; messages leave through the
+// outbound block, flushed by the server once per turn of the event loop.
+
+import type { Socket } from 'node:net';
+import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
+import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
+import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/validate.js';
+import type { Account } from './account.js';
+import { Outbound } from './outbound.js';
+import type { Server } from './server.js';
+import { Subscription } from './subscription.js';
+
+const PONG = Buffer.from('PONG\r\n');
+const PING = Buffer.from('PING\r\n');
+const OK = Buffer.from('+OK\r\n');
+const NO_RESPONDERS_HDR = Buffer.from('NATS/1.0 503\r\n\r\n');
+
+/** What a connection's CONNECT told us; defaults are the reference's (all three on). */
+export interface ConnectOptions {
+  verbose: boolean;
+  pedantic: boolean;
+  echo: boolean;
+  tlsRequired: boolean;
+  headers: boolean;
+  noResponders: boolean;
+  protocol: number;
+  name: string;
+  lang: string;
+  version: string;
+  user: string;
+  pass: string;
+  authToken: string;
+  jwt: string;
+  nkey: string;
+  sig: string;
+}
+
+export type ClientKind = 'client' | 'internal';
+
+export class Client implements ParserHandler {
+  readonly cid: number;
+  readonly kind: ClientKind;
+  readonly server: Server;
+  readonly socket: Socket | null;
+  readonly parser: Parser;
+  readonly out = new Outbound();
+  account: Account;
+  readonly ip: string;
+  readonly port: number;
+
+  // CONNECT options, read on the hot path as plain fields.
+  verbose = true;
+  pedantic = true;
+  echo = true;
+  headers = false;
+  noResponders = false;
+  protocol = 0;
+  name = '';
+  lang = '';
+  version = '';
+  /** Who this connection authenticated as, for monitoring. */
+  user = '';
+  connectReceived = false;
+  authorized = false;
+
+  readonly subs = new Map<string, Subscription>();
+
+  inMsgs = 0;
+  inBytes = 0;
+  outMsgs = 0;
+  outBytes = 0;
+  readonly start = new Date();
+  /** Last inbound message or subscription (ms since epoch). */
+  lastActivity = Date.now();
+  private lastPingIn = 0;
+  pingsOut = 0;
+  /** Round-trip time of the last server PING, in ms; -1 before one was measured. */
+  rtt = -1;
+  private rttStart = 0;
+  firstPongSent = false;
+
+  closed = false;
+  closeReason = '';
+  stop: Date | null = null;
+
+  /** Queued in the server's flush list for this turn of the event loop. */
+  flushQueued = false;
+  /** Socket bytes still unwritten at the last flush: part of the pending total. */
+  socketPending = 0;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private authTimer: NodeJS.Timeout | null = null;
+
+  // A one-entry cache of the last published subject, checked by bytes.
+  private lastSubject = '';
+  private lastSubjectBytes: Buffer = Buffer.allocUnsafe(64);
+  private lastSubjectLen = -1;
+
+  constructor(
+    server: Server,
+    cid: number,
+    socket: Socket | null,
+    account: Account,
+    kind: ClientKind = 'client',
+  ) {
+    this.server = server;
+    this.cid = cid;
+    this.socket = socket;
+    this.kind = kind;
+    this.account = account;
+    this.ip = socket?.remoteAddress?.replace(/^::ffff:/, '') ?? '';
+    this.port = socket?.remotePort ?? 0;
+    this.parser = new Parser(this, {
+      maxControlLine: server.options.maxControlLine,
+      maxPayload: server.options.maxPayload,
+    });
+  }
+
+  /** Sends INFO and starts reading. */
+  begin(info: Buffer): void {
+    const socket = this.socket;
+    if (socket === null) return;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => {
+      this.parser.parse(chunk);
+    });
+    socket.on('end', () => {
+      this.close(CloseReason.clientClosed);
+    });
+    socket.on('close', () => {
+      this.close(CloseReason.clientClosed);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      this.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
+    });
+    socket.on('drain', () => {
+      this.socketPending = 0;
+    });
+    this.send(info);
+    if (this.server.authRequired) {
+      this.authTimer = setTimeout(() => {
+        this.authTimer = null;
+        if (!this.authorized) this.close(CloseReason.authTimeout, ErrText.authTimeout);
+      }, this.server.options.authTimeout * 1000);
+      this.authTimer.unref();
+    } else {
+      this.authorized = true;
+    }
+    this.schedulePing(true);
+  }
+
+  // ---- ParserHandler ----------------------------------------------------------
+
+  onConnect(buf: Buffer, start: number, end: number): void {
+    const text = buf.toString('utf8', start, end);
+    if (this.server.logger.traceEnabled) this.trace('CONNECT', redactConnect(text));
+    const opts = parseConnect(text);
+    if (typeof opts === 'string') {
+      this.server.logger.debug(`${this.label()} - ${opts}`);
+      this.close(CloseReason.parseError, ErrText.parserError);
+      return;
+    }
+    if (opts.protocol < 0 || opts.protocol > 1) {
+      this.close(CloseReason.badClientProtocol, ErrText.invalidProtocol);
+      return;
+    }
+    if (opts.account) {
+      this.close(CloseReason.authFailure, ErrText.authViolation);
+      return;
+    }
+    const o = opts.options;
+    this.verbose = o.verbose;
+    this.pedantic = o.pedantic;
+    this.echo = o.echo;
+    this.headers = o.headers && !this.server.options.noHeaderSupport;
+    this.parser.headers = this.headers;
+    this.noResponders = o.noResponders;
+    this.protocol = o.protocol;
+    this.name = o.name;
+    this.lang = o.lang;
+    this.version = o.version;
+    if (this.noResponders && !this.headers) {
+      this.close(CloseReason.noRespondersNeedsHeaders, ErrText.noRespondersNeedsHeaders);
+      return;
+    }
+    if (!this.authorized || this.server.authRequired) {
+      if (!this.server.authenticate(this, o)) {
+        this.server.logger.error(`${this.label()} - authentication error`);
+        this.close(CloseReason.authFailure, ErrText.authViolation);
+        return;
+      }
+      this.authorized = true;
+      if (this.authTimer !== null) {
+        clearTimeout(this.authTimer);
+        this.authTimer = null;
+      }
+    }
+    this.connectReceived = true;
+    if (this.verbose) this.send(OK);
+  }
+
+  onInfo(buf: Buffer, start: number, end: number): void {
+    // A client may send INFO; the reference parses and ignores it.
+    try {
+      JSON.parse(buf.toString('utf8', start, end));
+    } catch {
+      this.close(CloseReason.parseError, ErrText.parserError);
+    }
+  }
+
+  onPing(): void {
+    if (!this.checkAuthorized()) return;
+    this.lastPingIn = Date.now();
+    this.send(PONG);
+    if (!this.firstPongSent && this.connectReceived) {
+      this.firstPongSent = true;
+      this.server.afterFirstPong(this);
+    }
+  }
+
+  onPong(): void {
+    this.pingsOut = 0;
+    if (this.rttStart > 0) {
+      this.rtt = Date.now() - this.rttStart;
+      this.rttStart = 0;
+    }
+  }
+
+  onSub(p: Parser): void {
+    if (!this.checkAuthorized()) return;
+    const b = p.argBuf;
+    const fs = p.fieldStart;
+    const fe = p.fieldEnd;
+    const subject = b.toString('latin1', fs[0], fe[0]);
+    const queue = p.fieldCount === 3 ? b.toString('latin1', fs[1], fe[1]) : null;
+    const sidIndex = p.fieldCount - 1;
+    const sid = b.toString('latin1', fs[sidIndex], fe[sidIndex]);
+    if (this.server.logger.traceEnabled) {
+      this.trace('SUB', `${subject}${queue === null ? '' : ' ' + queue} ${sid}`);
+    }
+    this.lastActivity = Date.now();
+    if (!isValidSubscribeSubject(subject)) {
+      this.sendErr(ErrText.invalidSubject);
+      return;
+    }
+    if (this.subs.has(sid)) {
+      // The reference keeps the first subscription of a sid and ignores the rest.
+      if (this.verbose) this.send(OK);
+      return;
+    }
+    const denied = this.server.checkSubscribe(this, subject, queue);
+    if (denied !== null) {
+      this.sendErr(denied);
+      return;
+    }
+    const max = this.server.options.maxSubscriptions;
+    if (max > 0 && this.subs.size >= max) {
+      this.sendErr(ErrText.maxSubscriptions);
+      return;
+    }
+    const sub = new Subscription(this, subject, queue, sid);
+    this.account.sublist.insert(sub);
+    this.subs.set(sid, sub);
+    this.server.subscriptionAdded(sub);
+    if (this.verbose) this.send(OK);
+  }
+
+  onUnsub(p: Parser): void {
+    if (!this.checkAuthorized()) return;
+    const b = p.argBuf;
+    const sid = b.toString('latin1', p.fieldStart[0], p.fieldEnd[0]);
+    const max = p.fieldCount === 2 ? parseSize(b, p.fieldStart[1]!, p.fieldEnd[1]!) : 0;
+    if (this.server.logger.traceEnabled)
+      this.trace('UNSUB', `${sid}${p.fieldCount === 2 ? ' ' + String(max) : ''}`);
+    const sub = this.subs.get(sid);
+    if (sub !== undefined) {
+      // A max above what was delivered keeps the subscription until it is reached;
+      // anything else (0, negative, garbage, already reached) removes it now.
+      if (max > 0 && max > sub.delivered) sub.max = max;
+      else this.removeSubscription(sub);
+    }
+    if (this.verbose) this.send(OK);
+  }
+
+  onMsg(p: Parser): void {
+    if (!this.checkAuthorized()) return;
+    const b = p.argBuf;
+    const start = p.subjectStart;
+    const len = p.subjectEnd - start;
+    // Publishers tend to repeat a subject: compare bytes before making a string.
+    let subject: string;
+    if (
+      len === this.lastSubjectLen &&
+      b.compare(this.lastSubjectBytes, 0, len, start, p.subjectEnd) === 0
+    ) {
+      subject = this.lastSubject;
+    } else {
+      subject = b.toString('latin1', start, p.subjectEnd);
+      if (len <= this.lastSubjectBytes.length) {
+        b.copy(this.lastSubjectBytes, 0, start, p.subjectEnd);
+        this.lastSubject = subject;
+        this.lastSubjectLen = len;
+      }
+    }
+    const size = p.size;
+    this.inMsgs++;
+    this.inBytes += size;
+    this.lastActivity = Date.now();
+    const server = this.server;
+    server.inMsgs++;
+    server.inBytes += size;
+    if (server.logger.traceEnabled) this.tracePub(p, subject);
+    if (this.pedantic && !isValidLiteralSubject(subject)) {
+      // description: the message is dropped (the reference still delivers it).
+      this.sendErr(ErrText.invalidPublishSubject);
+      return;
+    }
+    if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
+      this.sendErr(
+        `Permissions Violation for Publish with Reply of ${goQuote(b.toString('latin1', p.replyStart, p.replyEnd))}`,
+      );
+      return;
+    }
+    const denied = server.checkPublish(this, subject);
+    if (denied !== null) {
+      this.sendErr(denied);
+      return;
+    }
+    if (this.verbose) this.send(OK);
+    const delivered = this.account.route(this, subject, p);
+    if (delivered === 0 && this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
+  }
+
+  onErr(buf: Buffer, start: number, end: number): void {
+    this.server.logger.debug(`${this.label()} - Client Error ${buf.toString('utf8', start, end)}`);
+    this.close(CloseReason.parseError);
+  }
+
+  onFailure(kind: ParseFailure): void {
+    switch (kind) {
+      case ParseFailure.unknownOp:
+        this.close(CloseReason.parseError, ErrText.unknownOp);
+        return;
+      case ParseFailure.maxControlLine:
+        this.close(CloseReason.maxControlLine, ErrText.maxControlLine);
+        return;
+      case ParseFailure.maxPayload:
+        this.close(CloseReason.maxPayload, ErrText.maxPayload);
+        return;
+      case ParseFailure.badArguments:
+        this.close(CloseReason.protocolViolation, ErrText.parserError);
+        return;
+      case ParseFailure.headersNotSupported:
+        // The reference closes without a word here.
+        this.close(CloseReason.protocolViolation);
+        return;
+    }
+  }
+
+  // ---- output -----------------------------------------------------------------
+
+  /** Queues bytes for this turn's flush. */
+  send(data: Buffer): void {
+    if (this.closed) return;
+    const out = this.out;
+    out.reserve(data.length);
+    data.copy(out.buf, out.pos);
+    out.pos += data.length;
+    this.queued();
+  }
+
+  sendErr(text: string): void {
+    this.send(errLine(text));
+  }
+
+  /** Called after bytes were queued: schedules the flush and enforces max_pending. */
+  queued(): void {
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      this.server.queueFlush(this);
+    }
+    if (this.out.queued + this.socketPending > this.server.options.maxPending) {
+      this.slowConsumer();
+    }
+  }
+
+  /** Hands queued output to the socket (the server calls this once per turn). */
+  flush(): void {
+    this.flushQueued = false;
+    const socket = this.socket;
+    if (socket === null || this.closed) return;
+    this.out.flush(socket);
+    this.socketPending = socket.writableLength;
+  }
+
+  private slowConsumer(): void {
+    this.server.slowConsumers++;
+    this.server.logger.info(
+      `${this.label()} - Slow Consumer Detected: MaxPending of ${this.server.options.maxPending} Exceeded`,
+    );
+    this.out.discard();
+    this.close(CloseReason.slowConsumerPending, ErrText.slowConsumer);
+  }
+
+  private sendNoResponders(p: Parser): void {
+    if (!this.headers) return;
+    const reply = p.argBuf.toString('latin1', p.replyStart, p.replyEnd);
+    // Only when the publisher itself listens on the reply subject, as the reference.
+    const result = this.account.sublist.match(reply);
+    for (const sub of result.psubs) {
+      if (sub.client !== this) continue;
+      const line = Buffer.from(`HMSG ${reply} ${sub.sid} 16 16\r\n`, 'latin1');
+      this.send(line);
+      this.send(NO_RESPONDERS_HDR);
+      this.send(Buffer.from('\r\n'));
+      return;
+    }
+  }
+
+  // ---- subscriptions ----------------------------------------------------------
+
+  removeSubscription(sub: Subscription): void {
+    if (sub.closed) return;
+    sub.closed = true;
+    this.subs.delete(sub.sid);
+    this.account.sublist.remove(sub);
+    this.server.subscriptionRemoved(sub);
+  }
+
+  // ---- keep-alive and close -----------------------------------------------------
+
+  private schedulePing(first: boolean): void {
+    if (this.kind !== 'client') return;
+    const interval = this.server.options.pingInterval;
+    // The first PING comes early (at most 2 s plus up to 20%), as the reference does.
+    const delay = first ? Math.min(interval, 2000) * (1 + Math.random() * 0.2) : interval;
+    this.pingTimer = setTimeout(() => {
+      this.pingTimer = null;
+      this.onPingTimer();
+    }, delay);
+    this.pingTimer.unref();
+  }
+
+  private onPingTimer(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    const interval = this.server.options.pingInterval;
+    if (now - this.lastActivity < interval || now - this.lastPingIn < interval) {
+      this.schedulePing(false);
+      return;
+    }
+    if (this.pingsOut + 1 > this.server.options.pingMax) {
+      this.server.staleConnections++;
+      this.close(CloseReason.staleConnection, ErrText.staleConnection);
+      return;
+    }
+    this.pingsOut++;
+    this.rttStart = now;
+    this.send(PING);
+    this.schedulePing(false);
+  }
+
+  private checkAuthorized(): boolean {
+    if (this.authorized) return true;
+    this.close(CloseReason.authFailure, ErrText.authViolation);
+    return false;
+  }
+
+  /**
+   * Closes the connection: an optional -ERR first, then everything queued is written
+   * and the socket ended. Safe to call more than once.
+   */
+  close(reason: string, errText?: string): void {
+    if (this.closed) return;
+    if (errText !== undefined) this.send(errLine(errText));
+    this.closed = true;
+    this.closeReason = reason;
+    this.stop = new Date();
+    this.parser.stop();
+    if (this.pingTimer !== null) clearTimeout(this.pingTimer);
+    if (this.authTimer !== null) clearTimeout(this.authTimer);
+    for (const sub of this.subs.values()) {
+      sub.closed = true;
+      this.account.sublist.remove(sub);
+      this.server.subscriptionRemoved(sub);
+    }
+    const socket = this.socket;
+    if (socket !== null) {
+      if (!socket.destroyed) {
+        this.out.flush(socket);
+        socket.end();
+        // A peer that never reads would keep the socket forever.
+        setTimeout(() => socket.destroy(), 2000).unref();
+      }
+    }
+    this.server.clientClosed(this);
+  }
+
+  label(): string {
+    return `${this.ip}:${this.port} - cid:${this.cid}`;
+  }
+
+  private trace(op: string, args: string): void {
+    this.server.logger.trace(`${this.label()} - <<- [${op} ${args}]`);
+  }
+
+  private tracePub(p: Parser, subject: string): void {
+    const reply =
+      p.replyStart >= 0 ? ' ' + p.argBuf.toString('latin1', p.replyStart, p.replyEnd) : '';
+    const op = p.hdr >= 0 ? 'HPUB' : 'PUB';
+    const sizes = p.hdr >= 0 ? `${p.hdr} ${p.size}` : String(p.size);
+    this.trace(op, `${subject}${reply} ${sizes}`);
+  }
+}
+
+/** `_R_.` and `$JS.ACK.` are reserved reply prefixes, as in the reference. */
+function isReservedReply(b: Buffer, start: number, end: number): boolean {
+  const n = end - start;
+  if (
+    n >= 4 &&
+    b[start] === 0x5f &&
+    b[start + 1] === 0x52 &&
+    b[start + 2] === 0x5f &&
+    b[start + 3] === 0x2e
+  ) {
+    return true;
+  }
+  return n >= 8 && b.toString('latin1', start, start + 8) === '$JS.ACK.';
+}
+
+interface ParsedConnect {
+  options: ConnectOptions;
+  /** CONNECT named an account (`account`/`new_account`), which clients may not do. */
+  account: boolean;
+  protocol: number;
+}
+
+/** Validates CONNECT JSON field by field; returns a message for anything malformed. */
+export function parseConnect(text: string): ParsedConnect | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return 'malformed CONNECT JSON';
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return 'CONNECT is not a JSON object';
+  }
+  const o = json as Record<string, unknown>;
+  const options: ConnectOptions = {
+    verbose: true,
+    pedantic: true,
+    echo: true,
+    tlsRequired: false,
+    headers: false,
+    noResponders: false,
+    protocol: 0,
+    name: '',
+    lang: '',
+    version: '',
+    user: '',
+    pass: '',
+    authToken: '',
+    jwt: '',
+    nkey: '',
+    sig: '',
+  };
+  const bools: [string, keyof ConnectOptions][] = [
+    ['verbose', 'verbose'],
+    ['pedantic', 'pedantic'],
+    ['echo', 'echo'],
+    ['tls_required', 'tlsRequired'],
+    ['headers', 'headers'],
+    ['no_responders', 'noResponders'],
+  ];
+  for (const [key, field] of bools) {
+    const v = o[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'boolean') return `CONNECT field ${key} must be a boolean`;
+    (options as unknown as Record<string, unknown>)[field] = v;
+  }
+  const strings: [string, keyof ConnectOptions][] = [
+    ['name', 'name'],
+    ['lang', 'lang'],
+    ['version', 'version'],
+    ['user', 'user'],
+    ['pass', 'pass'],
+    ['auth_token', 'authToken'],
+    ['jwt', 'jwt'],
+    ['nkey', 'nkey'],
+    ['sig', 'sig'],
+  ];
+  for (const [key, field] of strings) {
+    const v = o[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') return `CONNECT field ${key} must be a string`;
+    (options as unknown as Record<string, unknown>)[field] = v;
+  }
+  const protocol = o.protocol;
+  if (protocol !== undefined && protocol !== null) {
+    if (typeof protocol !== 'number' || !Number.isInteger(protocol)) {
+      return 'CONNECT field protocol must be an integer';
+    }
+    options.protocol = protocol;
+  }
+  const account = (typeof o.account === 'string' && o.account !== '') || o.new_account === true;
+  return { options, account, protocol: options.protocol };
+}
+
+/** CONNECT text with credentials blanked, for trace logs. */
+export function redactConnect(text: string): string {
+  return text.replace(
+    /"(pass|auth_token|sig|jwt)"\s*:\s*"(?:[^"\\]|\\.)*"/g,
+    (_m, key: string) => `"${key}":"[REDACTED]"`,
+  );
+}

@@ -1,0 +1,122 @@
+// Writes one message to one subscription: a MSG or HMSG line into the subscriber's
+// outbound block, or a call for an in-process subscription. This is the innermost
+// loop of the server, so it writes bytes straight from the publisher's buffers
+// and allocates nothing for payloads under ZERO_COPY_MIN.
+
+import type { Client } from './client.js';
+import type { PublishedMessage } from './message.js';
+import { putBytes, putInt, ZERO_COPY_MIN } from './outbound.js';
+import type { Subscription } from './subscription.js';
+
+const M = 0x4d;
+const S = 0x53;
+const G = 0x47;
+const H = 0x48;
+const SP = 0x20;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** Delivers m to sub; false when the subscription could not take it. */
+export function deliver(sub: Subscription, m: PublishedMessage): boolean {
+  if (sub.closed) return false;
+  const max = sub.max;
+  if (max > 0 && sub.delivered >= max) return false;
+  sub.delivered++;
+  const c = sub.client;
+  if (sub.internal !== null) {
+    deliverInternal(sub, m);
+  } else {
+    writeMsg(c, sub, m);
+  }
+  if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
+  return true;
+}
+
+function writeMsg(c: Client, sub: Subscription, m: PublishedMessage): void {
+  const hdr = m.hdr;
+  const withHeaders = hdr >= 0 && c.headers;
+  const argBuf = m.argBuf;
+  let payStart = m.payloadStart;
+  const payEnd = m.payloadEnd;
+  let sizeLen: number;
+  if (withHeaders) {
+    sizeLen = m.hdrEnd - m.hdrStart + 1 + (m.sizeEnd - m.sizeStart);
+  } else if (hdr >= 0) {
+    // A subscriber without headers support gets the payload alone, as a MSG.
+    payStart += hdr;
+    sizeLen = 10;
+  } else {
+    sizeLen = m.sizeEnd - m.sizeStart;
+  }
+  const payLen = payEnd - payStart;
+  const byRef = payLen >= ZERO_COPY_MIN;
+  const subjLen = m.subjectEnd - m.subjectStart;
+  const sid = sub.sidBytes;
+  const replyLen = m.replyStart >= 0 ? m.replyEnd - m.replyStart + 1 : 0;
+  const lineLen = 5 + subjLen + 1 + sid.length + 1 + replyLen + sizeLen + 2;
+  const out = c.out;
+  out.reserve(byRef ? lineLen : lineLen + payLen + 2);
+  const b = out.buf;
+  let p = out.pos;
+  if (withHeaders) b[p++] = H;
+  b[p++] = M;
+  b[p++] = S;
+  b[p++] = G;
+  b[p++] = SP;
+  p = putBytes(b, p, argBuf, m.subjectStart, m.subjectEnd);
+  b[p++] = SP;
+  p = putBytes(b, p, sid, 0, sid.length);
+  b[p++] = SP;
+  if (replyLen > 0) {
+    p = putBytes(b, p, argBuf, m.replyStart, m.replyEnd);
+    b[p++] = SP;
+  }
+  if (withHeaders) {
+    p = putBytes(b, p, argBuf, m.hdrStart, m.hdrEnd);
+    b[p++] = SP;
+    p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
+  } else if (hdr >= 0) {
+    p = putInt(b, p, payLen);
+  } else {
+    p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
+  }
+  b[p++] = CR;
+  b[p++] = LF;
+  if (byRef) {
+    out.pos = p;
+    out.appendRef(m.payload.subarray(payStart, payEnd));
+    out.reserve(2);
+    p = out.pos;
+    out.buf[p++] = CR;
+    out.buf[p++] = LF;
+  } else {
+    p = putBytes(b, p, m.payload, payStart, payEnd);
+    b[p++] = CR;
+    b[p++] = LF;
+  }
+  out.pos = p;
+  c.outMsgs++;
+  c.outBytes += m.size;
+  const server = c.server;
+  server.outMsgs++;
+  server.outBytes += m.size;
+  c.queued();
+}
+
+function deliverInternal(sub: Subscription, m: PublishedMessage): void {
+  const c = sub.client;
+  c.outMsgs++;
+  c.outBytes += m.size;
+  c.server.outMsgs++;
+  c.server.outBytes += m.size;
+  const argBuf = m.argBuf;
+  const subject = argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
+  const reply = m.replyStart >= 0 ? argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
+  let headers: Buffer | null = null;
+  let payStart = m.payloadStart;
+  if (m.hdr >= 0) {
+    headers = m.payload.subarray(payStart, payStart + m.hdr);
+    payStart += m.hdr;
+  }
+  sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+}

@@ -1,0 +1,112 @@
+// A connection's pending output: deliveries are appended here and handed to the
+// socket once per turn of the event loop, so a burst of messages costs one write.
+
+import type { Socket } from 'node:net';
+
+/** Size of each output block; a larger message gets a block of its own size. */
+const BLOCK = 64 * 1024;
+/** Below this much free room, the next flush starts a fresh block. */
+const MIN_FREE = 4 * 1024;
+/** Payloads this large are passed to the socket by reference instead of copied. */
+export const ZERO_COPY_MIN = 16 * 1024;
+
+export class Outbound {
+  /** The block being filled; writers reserve() then write at pos. */
+  buf: Buffer = Buffer.allocUnsafe(BLOCK);
+  /** First byte of buf not yet handed to the socket. */
+  private start = 0;
+  pos = 0;
+  /** Filled blocks and referenced payloads waiting for the next flush. */
+  private readonly parts: Buffer[] = [];
+  private partsBytes = 0;
+
+  /** Bytes queued here and not yet handed to the socket. */
+  get queued(): number {
+    return this.partsBytes + this.pos - this.start;
+  }
+
+  /** Makes room for n more bytes at pos. */
+  reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    this.seal();
+    this.buf = Buffer.allocUnsafe(n > BLOCK ? n : BLOCK);
+    this.start = 0;
+    this.pos = 0;
+  }
+
+  /** Queues bytes by reference: the caller must never change them afterwards. */
+  appendRef(data: Buffer): void {
+    this.seal();
+    this.parts.push(data);
+    this.partsBytes += data.length;
+  }
+
+  /** Hands everything queued to the socket in one corked burst. */
+  flush(socket: Socket): void {
+    const parts = this.parts;
+    if (parts.length === 0) {
+      if (this.pos > this.start) {
+        socket.write(this.buf.subarray(this.start, this.pos));
+        this.start = this.pos;
+      }
+    } else {
+      this.seal();
+      socket.cork();
+      for (let i = 0; i < parts.length; i++) socket.write(parts[i]!);
+      socket.uncork();
+      parts.length = 0;
+      this.partsBytes = 0;
+    }
+    if (this.buf.length - this.pos < MIN_FREE) {
+      this.buf = Buffer.allocUnsafe(BLOCK);
+      this.start = 0;
+      this.pos = 0;
+    }
+  }
+
+  /** Drops everything queued (the connection is going away). */
+  discard(): void {
+    this.parts.length = 0;
+    this.partsBytes = 0;
+    this.start = this.pos;
+  }
+
+  /** Moves the filled part of the current block to the parts list. */
+  private seal(): void {
+    if (this.pos > this.start) {
+      this.parts.push(this.buf.subarray(this.start, this.pos));
+      this.partsBytes += this.pos - this.start;
+      this.start = this.pos;
+    }
+  }
+}
+
+/** Copies src[start, end) to dst at pos; short spans in a loop, which beats a native call. */
+export function putBytes(
+  dst: Buffer,
+  pos: number,
+  src: Buffer,
+  start: number,
+  end: number,
+): number {
+  const n = end - start;
+  if (n < 48) {
+    for (let i = 0; i < n; i++) dst[pos + i] = src[start + i]!;
+  } else {
+    src.copy(dst, pos, start, end);
+  }
+  return pos + n;
+}
+
+/** Writes a non-negative integer in decimal at pos. */
+export function putInt(dst: Buffer, pos: number, value: number): number {
+  if (value < 10) {
+    dst[pos] = 48 + value;
+    return pos + 1;
+  }
+  let digits = 0;
+  for (let v = value; v > 0; v = Math.floor(v / 10)) digits++;
+  let p = pos + digits - 1;
+  for (let v = value; v > 0; v = Math.floor(v / 10)) dst[p--] = 48 + (v % 10);
+  return pos + digits;
+}

@@ -1,0 +1,307 @@
+// The server: the client listener, the registry of connections and accounts, the
+// once-per-turn flush of every connection with pending output, and lifecycle.
+
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
+import { type ServerOptions, resolveOptions, validateOptions } from '../config/options.js';
+import { Account, GLOBAL_ACCOUNT } from './account.js';
+import { Client, type ConnectOptions } from './client.js';
+import { newServerId } from './identity.js';
+import { createLogger, type Logger } from './logger.js';
+import { InternalMessage } from './message.js';
+import { type InternalHandler, Subscription } from './subscription.js';
+import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
+
+/** How many closed connections /connz can show, as the reference. */
+const MAX_CLOSED_CLIENTS = 10000;
+
+export interface ClosedClientInfo {
+  readonly client: Client;
+  /** Pending output at the time of the close. */
+  readonly pendingBytes: number;
+}
+
+export class Server {
+  readonly options: ServerOptions;
+  readonly logger: Logger;
+  readonly id: string;
+  readonly name: string;
+  readonly globalAccount: Account;
+  readonly accounts = new Map<string, Account>();
+  readonly clients = new Map<number, Client>();
+  /** Oldest first; trimmed to MAX_CLOSED_CLIENTS. */
+  readonly closedClients: ClosedClientInfo[] = [];
+  readonly startTime = new Date();
+  configLoadTime = new Date();
+
+  /** The client port actually bound (differs from options.port when that was 0). */
+  port = 0;
+  authRequired = false;
+  lameDuck = false;
+
+  inMsgs = 0;
+  inBytes = 0;
+  outMsgs = 0;
+  outBytes = 0;
+  slowConsumers = 0;
+  staleConnections = 0;
+  totalConnections = 0;
+  subscriptionCount = 0;
+
+  private listener: NetServer | null = null;
+  private nextCid = 1;
+  private flushList: Client[] = [];
+  private spareFlushList: Client[] = [];
+  private flushScheduled = false;
+  private readonly internalMessage = new InternalMessage();
+  private closing: Promise<void> | null = null;
+  private readyResolvers: (() => void)[] = [];
+  ready = false;
+
+  constructor(options: Partial<ServerOptions> = {}, logger?: Logger) {
+    this.options = resolveOptions(options);
+    const problems = validateOptions(this.options);
+    if (problems.length > 0) throw new Error(`invalid options: ${problems.join('; ')}`);
+    this.logger = logger ?? createLogger(this.options);
+    this.id = newServerId();
+    this.name = this.options.serverName !== '' ? this.options.serverName : this.id;
+    this.globalAccount = new Account(GLOBAL_ACCOUNT, {
+      sublistCache: !this.options.disableSublistCache,
+    });
+    this.accounts.set(GLOBAL_ACCOUNT, this.globalAccount);
+  }
+
+  /** Opens the client listener; resolves once it accepts connections. */
+  async start(): Promise<void> {
+    const o = this.options;
+    this.logger.info(`Starting nats-server`);
+    this.logger.info(`  Version:  ${PROTOCOL_VERSION} (wirebus ${WIREBUS_VERSION})`);
+    this.logger.info(`  Git:      [not set]`);
+    this.logger.info(`  Name:     ${this.name}`);
+    this.logger.info(`  ID:       ${this.id}`);
+    const listener = createServer({ noDelay: true }, (socket) => {
+      this.accept(socket);
+    });
+    this.listener = listener;
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen({ host: o.host, port: o.port === -1 ? 0 : o.port, backlog: 4096 }, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+    listener.on('error', (err) => {
+      this.logger.error(`Client listener error: ${err.message}`);
+    });
+    const address = listener.address();
+    this.port = typeof address === 'object' && address !== null ? address.port : o.port;
+    this.logger.info(`Listening for client connections on ${hostPort(o.host, this.port)}`);
+    this.logger.info('Server is ready');
+    this.ready = true;
+    for (const r of this.readyResolvers) r();
+    this.readyResolvers = [];
+  }
+
+  /** Resolves once the client listener accepts connections. */
+  async whenReady(): Promise<void> {
+    if (this.ready) return;
+    await new Promise<void>((resolve) => this.readyResolvers.push(resolve));
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closing !== null || this.lameDuck) {
+      socket.destroy();
+      return;
+    }
+    const cid = this.nextCid++;
+    const client = new Client(this, cid, socket, this.globalAccount);
+    this.totalConnections++;
+    if (this.clients.size >= this.options.maxConnections) {
+      // The reference sends INFO first, then the error.
+      socket.write(this.infoFor(client));
+      socket.end(errLine(ErrText.maxConnections));
+      setTimeout(() => socket.destroy(), 2000).unref();
+      this.logger.error(`${client.label()} - Maximum Connections Exceeded`);
+      return;
+    }
+    this.clients.set(cid, client);
+    if (this.logger.debugEnabled)
+      this.logger.debug(`${client.label()} - Client connection created`);
+    client.begin(this.infoFor(client));
+  }
+
+  /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
+  infoFor(c: Client, extra: { ldm?: boolean } = {}): Buffer {
+    const o = this.options;
+    const info: Record<string, unknown> = {
+      server_id: this.id,
+      server_name: this.name,
+      version: PROTOCOL_VERSION,
+      proto: 1,
+      go: process.version,
+      host: advertisedHost(o),
+      port: advertisedPort(o, this.port),
+      headers: !o.noHeaderSupport,
+    };
+    if (this.authRequired) info.auth_required = true;
+    info.max_payload = o.maxPayload;
+    if (c.cid > 0) info.client_id = c.cid;
+    if (c.ip !== '') info.client_ip = c.ip;
+    if (extra.ldm === true) info.ldm = true;
+    return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
+  }
+
+  // ---- the flush of every connection with pending output, once per turn -------
+
+  queueFlush(c: Client): void {
+    this.flushList.push(c);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushAll);
+    }
+  }
+
+  private readonly flushAll = (): void => {
+    this.flushScheduled = false;
+    const list = this.flushList;
+    this.flushList = this.spareFlushList;
+    for (let i = 0; i < list.length; i++) list[i]!.flush();
+    list.length = 0;
+    this.spareFlushList = list;
+  };
+
+  // ---- hooks the client calls -----------------------------------------------
+
+  /** Checks CONNECT credentials; true when the connection may proceed. */
+  authenticate(_c: Client, _opts: ConnectOptions): boolean {
+    // No authentication is configured: every client is welcome.
+    return !this.authRequired;
+  }
+
+  /** An -ERR text when the client may not subscribe there, else null. */
+  checkSubscribe(_c: Client, _subject: string, _queue: string | null): string | null {
+    return null;
+  }
+
+  /** An -ERR text when the client may not publish there, else null. */
+  checkPublish(_c: Client, _subject: string): string | null {
+    return null;
+  }
+
+  subscriptionAdded(_sub: Subscription): void {
+    this.subscriptionCount++;
+  }
+
+  subscriptionRemoved(_sub: Subscription): void {
+    this.subscriptionCount--;
+  }
+
+  afterFirstPong(_c: Client): void {
+    // Async INFO (cluster changes) goes only to clients past their first PONG.
+  }
+
+  clientClosed(c: Client): void {
+    if (!this.clients.delete(c.cid)) return;
+    if (c.kind !== 'client') return;
+    this.closedClients.push({ client: c, pendingBytes: c.out.queued });
+    if (this.closedClients.length > MAX_CLOSED_CLIENTS) this.closedClients.shift();
+    if (this.logger.debugEnabled) {
+      this.logger.debug(`${c.label()} - Client connection closed: ${c.closeReason}`);
+    }
+  }
+
+  // ---- in-process clients (the streaming layer, system services) -------------
+
+  /** A connection without a socket, for code inside this process. */
+  createInternalClient(name: string, account: Account = this.globalAccount): Client {
+    const c = new Client(this, this.nextCid++, null, account, 'internal');
+    c.name = name;
+    c.headers = true;
+    c.verbose = false;
+    c.pedantic = false;
+    c.authorized = true;
+    c.connectReceived = true;
+    this.clients.set(c.cid, c);
+    return c;
+  }
+
+  subscribeInternal(
+    c: Client,
+    subject: string,
+    queue: string | null,
+    handler: InternalHandler,
+  ): Subscription {
+    const sid = String(c.subs.size + 1) + '.' + String(this.nextCid++);
+    const sub = new Subscription(c, subject, queue, sid, handler);
+    if (!c.account.sublist.insert(sub)) throw new Error(`invalid subject: ${subject}`);
+    c.subs.set(sid, sub);
+    this.subscriptionAdded(sub);
+    return sub;
+  }
+
+  /** Publishes from inside the process; returns how many subscriptions received it. */
+  publishInternal(
+    c: Client,
+    subject: string,
+    reply: string | null,
+    data: Buffer,
+    headers: Buffer | null = null,
+  ): number {
+    const m = this.internalMessage.set(subject, reply, headers, data);
+    c.inMsgs++;
+    c.inBytes += m.size;
+    this.inMsgs++;
+    this.inBytes += m.size;
+    return c.account.route(c, subject, m);
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------
+
+  /** Stops accepting, closes every connection, resolves when the listener is closed. */
+  async close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.logger.info('Initiating Shutdown...');
+    const listener = this.listener;
+    const closed =
+      listener === null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            listener.close(() => {
+              resolve();
+            });
+          });
+    for (const c of [...this.clients.values()]) c.close(CloseReason.serverShutdown);
+    await closed;
+    this.logger.info('Server Exiting..');
+    this.logger.close();
+  }
+
+  get url(): string {
+    const host =
+      this.options.host === '0.0.0.0' || this.options.host === '::'
+        ? '127.0.0.1'
+        : this.options.host;
+    return `nats://${hostPort(host, this.port)}`;
+  }
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function advertisedHost(o: ServerOptions): string {
+  if (o.clientAdvertise === '') return o.host;
+  const i = o.clientAdvertise.lastIndexOf(':');
+  return i < 0 ? o.clientAdvertise : o.clientAdvertise.substring(0, i).replace(/^\[|\]$/g, '');
+}
+
+function advertisedPort(o: ServerOptions, port: number): number {
+  if (o.clientAdvertise === '') return port;
+  const i = o.clientAdvertise.lastIndexOf(':');
+  const p = i < 0 ? NaN : Number(o.clientAdvertise.substring(i + 1));
+  return Number.isInteger(p) ? p : port;
+}

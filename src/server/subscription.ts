@@ -1,0 +1,42 @@
+// One subscription of a connection (or of an in-process subscriber).
+
+import type { Client } from './client.js';
+
+/** Receives messages for an in-process subscription (the streaming layer, system services). */
+export type InternalHandler = (
+  subject: string,
+  reply: string | null,
+  headers: Buffer | null,
+  payload: Buffer,
+) => void;
+
+export class Subscription {
+  readonly client: Client;
+  readonly subject: string;
+  readonly queue: string | null;
+  readonly sid: string;
+  /** The sid's bytes, written into every MSG line. */
+  readonly sidBytes: Buffer;
+  /** Set for in-process subscriptions, which receive calls instead of MSG lines. */
+  readonly internal: InternalHandler | null;
+  /** Messages delivered so far. */
+  delivered = 0;
+  /** Auto-unsubscribe after this many messages; 0 for none. */
+  max = 0;
+  closed = false;
+
+  constructor(
+    client: Client,
+    subject: string,
+    queue: string | null,
+    sid: string,
+    internal: InternalHandler | null = null,
+  ) {
+    this.client = client;
+    this.subject = subject;
+    this.queue = queue;
+    this.sid = sid;
+    this.sidBytes = Buffer.from(sid, 'latin1');
+    this.internal = internal;
+  }
+}
