@@ -1,0 +1,56 @@
+// 64-bit values of the streaming protocol.
+//
+// On the wire every uint64/int64 protobuf field is a `Long` (the `long` package, which
+// is what protobufjs reads and writes; it does not accept bigint). Inside the store and
+// the server a channel sequence is a plain `number`: it is an array index and a map key
+// on the hot path, and a safe integer covers it (2^53 - 1 messages is 285 years of one
+// channel at a million messages a second). Timestamps are Unix nanoseconds, already
+// past 2^53, so they stay `Long` everywhere.
+import Long from 'long';
+
+/** The highest sequence a store assigns: above it a `number` would lose precision. */
+export const MAX_SEQUENCE = Number.MAX_SAFE_INTEGER;
+
+/** A channel sequence as the uint64 `Long` a protobuf field takes. */
+export function seqToLong(seq: number): Long {
+  return Long.fromNumber(seq, true);
+}
+
+/**
+ * A uint64 sequence from the wire (Ack.sequence, SubscriptionRequest.startSequence, ...)
+ * as a store sequence. A value above MAX_SEQUENCE can name no stored message, so it
+ * becomes Infinity: "after everything", which keeps comparisons right (a start sequence
+ * past the last message means new messages only; an ack for it matches nothing).
+ */
+export function seqFromLong(value: Long): number {
+  const high = value.high >>> 0;
+  // high > 0x1fffff means value >= 2^53 when read unsigned, as uint64 fields are.
+  if (high > 0x1fffff) return Infinity;
+  return high * 0x1_0000_0000 + (value.low >>> 0);
+}
+
+const NANOS_PER_MILLI = 1_000_000;
+
+/** Milliseconds (a duration or a Unix time) in nanoseconds, exactly. */
+export function millisToNanos(ms: number): Long {
+  return Long.fromNumber(ms).multiply(NANOS_PER_MILLI);
+}
+
+/** Nanoseconds in whole milliseconds, rounded towards minus infinity. */
+export function nanosToMillis(ns: Long): number {
+  const q = ns.div(NANOS_PER_MILLI);
+  // Long division truncates towards zero; timestamps before 1970 round down instead.
+  return ns.isNegative() && !q.multiply(NANOS_PER_MILLI).equals(ns)
+    ? q.toNumber() - 1
+    : q.toNumber();
+}
+
+/**
+ * The current Unix time in nanoseconds, at microsecond resolution:
+ * performance.timeOrigin + now() is a millisecond float precise to well under a
+ * microsecond at today's dates, and whole microseconds (~1.7e15) fit a number exactly.
+ */
+export function nowNanos(): Long {
+  const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  return Long.fromNumber(micros).multiply(1000);
+}
