@@ -47,6 +47,15 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
+      // node:test's describe/it return promises that the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
+      ],
     },
   },
 );
