@@ -176,6 +176,11 @@ export class Parser {
     return this.state === S.OP_START;
   }
 
+  /** Bytes held across reads (a split control line or payload): bounded by the limits. */
+  get bufferedBytes(): number {
+    return (this.splitArg ? this.scratchLen : 0) + (this.pending === null ? 0 : this.pendingLen);
+  }
+
   parse(buf: Buffer): void {
     const len = buf.length;
     let i = 0;
@@ -183,6 +188,20 @@ export class Parser {
       const b = buf[i]!;
       switch (this.state) {
         case S.OP_START:
+          // Most traffic is PUB: try to take a whole PUB in one pass first.
+          if (
+            b === 0x50 &&
+            buf[i + 1] === 0x55 &&
+            buf[i + 2] === 0x42 &&
+            (buf[i + 3] === SPACE || buf[i + 3] === TAB)
+          ) {
+            const next = this.fastPub(buf, i + 4, len);
+            if (next >= 0) {
+              if (this.stopped) return;
+              i = next;
+              continue;
+            }
+          }
           switch (b) {
             case 0x50: // P
             case 0x70:
@@ -263,7 +282,9 @@ export class Parser {
           const nl = buf.indexOf(LF, i);
           if (nl < 0) {
             // The line goes on in the next read: keep what we have, within the limit.
-            if (this.scratchLen + (len - i) > limit + 1) {
+            // As the reference, a CR that may be the line's end does not count.
+            const held = this.scratchLen + (len - i) - (buf[len - 1] === CR ? 1 : 0);
+            if (held > limit) {
               return this.fail(ParseFailure.maxControlLine);
             }
             this.appendScratch(buf, i, len);
@@ -542,6 +563,85 @@ export class Parser {
       }
       i++;
     }
+  }
+
+  /**
+   * A PUB whose line, payload and CRLF all lie in this chunk, read in one pass.
+   * Returns the index after it, or -1 to leave anything unusual (a split op, an
+   * error) to the state machine, which then reads the same bytes again.
+   */
+  private fastPub(buf: Buffer, start: number, len: number): number {
+    let i = start;
+    while (i < len && (buf[i] === SPACE || buf[i] === TAB)) i++;
+    const argStart = i;
+    const fs = this.fieldStart;
+    const fe = this.fieldEnd;
+    let count = 0;
+    let fieldStart = -1;
+    let argEnd = -1;
+    for (; i < len; i++) {
+      const c = buf[i]!;
+      if (c === SPACE || c === TAB) {
+        if (fieldStart >= 0) {
+          if (count === 3) return -1;
+          fs[count] = fieldStart;
+          fe[count] = i;
+          count++;
+          fieldStart = -1;
+        }
+      } else if (c === LF) {
+        argEnd = i;
+        break;
+      } else if (c === CR) {
+        if (buf[i + 1] !== LF) return -1;
+        argEnd = i;
+        i++;
+        break;
+      } else if (fieldStart < 0) {
+        fieldStart = i;
+      }
+    }
+    if (argEnd < 0) return -1;
+    if (fieldStart >= 0) {
+      if (count === 3) return -1;
+      fs[count] = fieldStart;
+      fe[count] = argEnd;
+      count++;
+    }
+    if (argEnd - argStart > this.maxControlLine) return -1;
+    let sizeStart: number;
+    let sizeEnd: number;
+    if (count === 2) {
+      this.replyStart = -1;
+      this.replyEnd = -1;
+      sizeStart = fs[1]!;
+      sizeEnd = fe[1]!;
+    } else if (count === 3) {
+      this.replyStart = fs[1]!;
+      this.replyEnd = fe[1]!;
+      sizeStart = fs[2]!;
+      sizeEnd = fe[2]!;
+    } else {
+      return -1;
+    }
+    const size = parseSize(buf, sizeStart, sizeEnd);
+    if (size < 0 || size > this.maxPayload) return -1;
+    const payStart = i + 1;
+    const payEnd = payStart + size;
+    if (payEnd + 2 > len || buf[payEnd] !== CR || buf[payEnd + 1] !== LF) return -1;
+    this.argBuf = buf;
+    this.fieldCount = count;
+    this.subjectStart = fs[0]!;
+    this.subjectEnd = fe[0]!;
+    this.sizeStart = sizeStart;
+    this.sizeEnd = sizeEnd;
+    this.hdr = -1;
+    this.size = size;
+    this.payload = buf;
+    this.payloadStart = payStart;
+    this.payloadEnd = payEnd;
+    this.handler.onMsg(this);
+    return payEnd + 2;
   }
 
   /** Reads the payload that follows PUB/HPUB arguments; returns the next index. */

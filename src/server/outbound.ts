@@ -57,7 +57,13 @@ export class Outbound {
       parts.length = 0;
       this.partsBytes = 0;
     }
-    if (this.buf.length - this.pos < MIN_FREE) {
+    if (socket.writableLength === 0) {
+      // Everything went straight into the kernel and the socket keeps no reference
+      // to our bytes, so the block can be filled again from the start: the common
+      // case costs no allocation at all.
+      this.start = 0;
+      this.pos = 0;
+    } else if (this.buf.length - this.pos < MIN_FREE) {
       this.buf = Buffer.allocUnsafe(BLOCK);
       this.start = 0;
       this.pos = 0;
