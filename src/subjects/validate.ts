@@ -106,7 +106,10 @@ export function subjectMatches(literal: string, pattern: string): boolean {
     const plen = pe - pi;
     const llen = le - li;
     if (llen === 0) return false; // an empty literal token matches nothing
-    if (plen === 1 && pattern.charCodeAt(pi) === GT) return true; // `>` takes the rest
+    if (plen === 1 && pattern.charCodeAt(pi) === GT) {
+      // `>` takes the rest, which must hold no empty token either (`foo..bar` matches nothing).
+      return literal.indexOf('..', le) < 0 && literal.charCodeAt(ln - 1) !== DOT;
+    }
     if (!(plen === 1 && pattern.charCodeAt(pi) === STAR)) {
       if (plen !== llen) return false;
       for (let k = 0; k < plen; k++) {
