@@ -1,0 +1,4 @@
+// The streaming store layer: the Store interface, limits, and the memory store.
+export * from './errors.js';
+export * from './limits.js';
+export * from './limits-json.js';
