@@ -3,7 +3,13 @@
 // outbound block, flushed by the server once per turn of the event loop.
 
 import type { Socket } from 'node:net';
-import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
+import {
+  CloseReason,
+  type CloseReasonText,
+  ErrText,
+  errLine,
+  goQuote,
+} from '../protocol/errors.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
 import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/validate.js';
 import type { Account } from './account.js';
@@ -89,6 +95,9 @@ export class Client implements ParserHandler {
   /** Socket bytes still unwritten at the last flush: part of the pending total. */
   socketPending = 0;
   private pingTimer: NodeJS.Timeout | null = null;
+  /** Publishers paused until this connection's output drains. */
+  private heldProducers: Client[] | null = null;
+  private deadlineTimer: NodeJS.Timeout | null = null;
   private authTimer: NodeJS.Timeout | null = null;
 
   // A one-entry cache of the last published subject, checked by bytes.
@@ -127,6 +136,11 @@ export class Client implements ParserHandler {
       this.lastActivity = Date.now();
       this.parser.parse(chunk);
       this.server.flushPending();
+      const congested = this.server.congested;
+      if (congested !== null) {
+        this.server.congested = null;
+        congested.holdProducer(this);
+      }
     });
     socket.on('end', () => {
       this.close(CloseReason.clientClosed);
@@ -139,6 +153,7 @@ export class Client implements ParserHandler {
     });
     socket.on('drain', () => {
       this.socketPending = 0;
+      this.releaseProducers();
     });
     this.send(info);
     if (this.server.authRequired) {
@@ -243,15 +258,9 @@ export class Client implements ParserHandler {
       this.trace('SUB', `${subject}${queue === null ? '' : ' ' + queue} ${sid}`);
     }
     this.lastActivity = Date.now();
-    if (!isValidSubscribeSubject(subject)) {
-      this.sendErr(ErrText.invalidSubject);
-      return;
-    }
-    if (this.subs.has(sid)) {
-      // The reference keeps the first subscription of a sid and ignores the rest.
-      if (this.verbose) this.send(OK);
-      return;
-    }
+    // The reference's order (processSubEx): permissions, the subscription limit (even
+    // for a duplicate sid), the duplicate sid (ignored with +OK, its subject never
+    // checked), and only then the subject, at trie insert.
     const denied = this.server.checkSubscribe(this, subject, queue);
     if (denied !== null) {
       this.sendErr(denied);
@@ -260,6 +269,15 @@ export class Client implements ParserHandler {
     const max = this.server.options.maxSubscriptions;
     if (max > 0 && this.subs.size >= max) {
       this.sendErr(ErrText.maxSubscriptions);
+      return;
+    }
+    if (this.subs.has(sid)) {
+      // The reference keeps the first subscription of a sid and ignores the rest.
+      if (this.verbose) this.send(OK);
+      return;
+    }
+    if (!isValidSubscribeSubject(subject)) {
+      this.sendErr(ErrText.invalidSubject);
       return;
     }
     const sub = new Subscription(this, subject, queue, sid);
@@ -310,9 +328,19 @@ export class Client implements ParserHandler {
     server.inMsgs++;
     server.inBytes += size;
     if (server.logger.traceEnabled) this.tracePub(p, subject);
-    if (this.pedantic && !isValidLiteralSubject(subject)) {
-      // description: the message is dropped (the reference still delivers it).
-      this.sendErr(ErrText.invalidPublishSubject);
+    // description: an invalid subject in pedantic mode drops the message (the
+    // reference still delivers it); every reply byte stays the reference's: this
+    // -ERR, then the checks below, then +OK.
+    const invalidSubject = this.pedantic && !isValidLiteralSubject(subject);
+    if (invalidSubject) this.sendErr(ErrText.invalidPublishSubject);
+    // The reference's order: the gateway prefix, permissions, reserved replies.
+    if (len > 5 && isGatewayPrefix(b, start)) {
+      this.sendErr(`Permissions Violation for Publish to ${goQuote(subject)}`);
+      return;
+    }
+    const denied = server.checkPublish(this, subject);
+    if (denied !== null) {
+      this.sendErr(denied);
       return;
     }
     if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
@@ -321,12 +349,8 @@ export class Client implements ParserHandler {
       );
       return;
     }
-    const denied = server.checkPublish(this, subject);
-    if (denied !== null) {
-      this.sendErr(denied);
-      return;
-    }
     if (this.verbose) this.send(OK);
+    if (invalidSubject) return;
     const delivered = this.account.route(this, subject, p);
     if (delivered === 0 && this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
   }
@@ -379,9 +403,61 @@ export class Client implements ParserHandler {
       this.flushQueued = true;
       this.server.queueFlush(this);
     }
-    if (this.out.queued + this.socketPending > this.server.options.maxPending) {
-      this.slowConsumer();
+    // socketPending is the socket's backlog at the last flush (an upper bound):
+    // only when the estimate looks high is the real figure read.
+    if (this.out.queued + this.socketPending > this.server.options.maxPending >>> 1) {
+      this.checkPending();
     }
+  }
+
+  /**
+   * Past max_pending the subscriber is cut off; past half of it, the publisher that
+   * is feeding it is held (its socket paused) until this socket drains, as the
+   * reference stalls fast producers, so memory stays bounded without cutting off a
+   * subscriber that is merely a little behind.
+   */
+  private checkPending(): void {
+    const socket = this.socket;
+    if (socket === null || this.closed) return;
+    this.socketPending = socket.writableLength;
+    const pending = this.out.queued + this.socketPending;
+    const max = this.server.options.maxPending;
+    if (pending > max) {
+      this.slowConsumer(CloseReason.slowConsumerPending);
+    } else if (pending > max >>> 1) {
+      this.server.congested = this;
+    }
+  }
+
+  /** Pauses a publisher until this connection's output drains (see checkPending). */
+  holdProducer(producer: Client): void {
+    const socket = this.socket;
+    if (socket === null || producer.socket === null || producer === this || this.closed) return;
+    if (this.out.queued + socket.writableLength <= this.server.options.maxPending >>> 1) return;
+    this.heldProducers ??= [];
+    if (!this.heldProducers.includes(producer)) {
+      this.heldProducers.push(producer);
+      producer.socket.pause();
+    }
+    // A subscriber that never drains is cut off after write_deadline, which also
+    // releases the publishers it held.
+    this.deadlineTimer ??= setTimeout(() => {
+      this.deadlineTimer = null;
+      if (this.socket !== null && this.socket.writableLength > 0) {
+        this.slowConsumer(CloseReason.slowConsumerDeadline);
+      }
+    }, this.server.options.writeDeadline);
+  }
+
+  private releaseProducers(): void {
+    if (this.deadlineTimer !== null) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = null;
+    }
+    const held = this.heldProducers;
+    if (held === null) return;
+    this.heldProducers = null;
+    for (const p of held) if (!p.closed) p.socket?.resume();
   }
 
   /** Hands queued output to the socket (the server calls this once per turn). */
@@ -393,13 +469,15 @@ export class Client implements ParserHandler {
     this.socketPending = socket.writableLength;
   }
 
-  private slowConsumer(): void {
+  private slowConsumer(reason: CloseReasonText): void {
     this.server.slowConsumers++;
     this.server.logger.info(
-      `${this.label()} - Slow Consumer Detected: MaxPending of ${this.server.options.maxPending} Exceeded`,
+      reason === CloseReason.slowConsumerPending
+        ? `${this.label()} - Slow Consumer Detected: MaxPending of ${this.server.options.maxPending} Exceeded`
+        : `${this.label()} - Slow Consumer Detected: WriteDeadline of ${this.server.options.writeDeadline}ms Exceeded`,
     );
     this.out.discard();
-    this.close(CloseReason.slowConsumerPending, ErrText.slowConsumer);
+    this.close(reason, ErrText.slowConsumer);
   }
 
   private sendNoResponders(p: Parser): void {
@@ -445,7 +523,11 @@ export class Client implements ParserHandler {
     if (this.closed) return;
     const now = Date.now();
     const interval = this.server.options.pingInterval;
-    if (now - this.lastActivity < interval || now - this.lastPingIn < interval) {
+    // As the reference (processPingTimer), activity delays a PING only once a round
+    // trip has been measured: a client that never answers PONG goes stale even
+    // while it publishes.
+    const needRtt = this.rtt < 0;
+    if (!needRtt && (now - this.lastActivity < interval || now - this.lastPingIn < interval)) {
       this.schedulePing(false);
       return;
     }
@@ -478,6 +560,7 @@ export class Client implements ParserHandler {
     this.stop = new Date();
     this.parser.stop();
     if (this.pingTimer !== null) clearTimeout(this.pingTimer);
+    this.releaseProducers();
     if (this.authTimer !== null) clearTimeout(this.authTimer);
     for (const sub of this.subs.values()) {
       sub.closed = true;
@@ -519,7 +602,10 @@ function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   return true;
 }
 
-/** `_R_.` and `$JS.ACK.` are reserved reply prefixes, as in the reference. */
+/**
+ * `_R_.`, and `$JS.ACK.` and `_GR_.` followed by at least one byte, are reserved
+ * reply prefixes, as in the reference (isReservedReply).
+ */
 function isReservedReply(b: Buffer, start: number, end: number): boolean {
   const n = end - start;
   if (
@@ -531,7 +617,19 @@ function isReservedReply(b: Buffer, start: number, end: number): boolean {
   ) {
     return true;
   }
-  return n >= 8 && b.toString('latin1', start, start + 8) === '$JS.ACK.';
+  if (n > 5 && isGatewayPrefix(b, start)) return true;
+  return n > 8 && b.toString('latin1', start, start + 8) === '$JS.ACK.';
+}
+
+/** `_GR_.` at start: gateway-routed replies, which clients may not publish to or use. */
+function isGatewayPrefix(b: Buffer, start: number): boolean {
+  return (
+    b[start] === 0x5f &&
+    b[start + 1] === 0x47 &&
+    b[start + 2] === 0x52 &&
+    b[start + 3] === 0x5f &&
+    b[start + 4] === 0x2e
+  );
 }
 
 interface ParsedConnect {
@@ -549,6 +647,9 @@ export function parseConnect(text: string): ParsedConnect | string {
   } catch {
     return 'malformed CONNECT JSON';
   }
+  // Go's json.Unmarshal leaves the defaults alone for `null`, so the reference
+  // accepts `CONNECT null` as `CONNECT {}`.
+  if (json === null) json = {};
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return 'CONNECT is not a JSON object';
   }

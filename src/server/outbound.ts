@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 
 /** Size of each output block; a larger message gets a block of its own size. */
 const BLOCK = 64 * 1024;
+const INITIAL_BLOCK = 512;
 /** Below this much free room, the next flush starts a fresh block. */
 const MIN_FREE = 4 * 1024;
 /** Payloads this large are passed to the socket by reference instead of copied. */
@@ -12,7 +13,9 @@ export const ZERO_COPY_MIN = 16 * 1024;
 
 export class Outbound {
   /** The block being filled; writers reserve() then write at pos. */
-  buf: Buffer = Buffer.allocUnsafe(BLOCK);
+  // Starts small so that an idle connection costs little; the first burst of
+  // deliveries moves to a full block, which is then reused.
+  buf: Buffer = Buffer.allocUnsafe(INITIAL_BLOCK);
   /** First byte of buf not yet handed to the socket. */
   private start = 0;
   pos = 0;
@@ -64,6 +67,7 @@ export class Outbound {
       this.start = 0;
       this.pos = 0;
     } else if (this.buf.length - this.pos < MIN_FREE) {
+      // The socket still holds part of this block: start a new one.
       this.buf = Buffer.allocUnsafe(BLOCK);
       this.start = 0;
       this.pos = 0;

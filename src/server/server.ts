@@ -6,6 +6,7 @@ import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
 import { type ServerOptions, resolveOptions, validateOptions } from '../config/options.js';
 import { Account, GLOBAL_ACCOUNT } from './account.js';
 import { Client, type ConnectOptions } from './client.js';
+import { type ClosedClientInfo, snapshotClosed } from './closed.js';
 import { newServerId } from './identity.js';
 import { createLogger, type Logger } from './logger.js';
 import { InternalMessage } from './message.js';
@@ -15,11 +16,7 @@ import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 /** How many closed connections /connz can show, as the reference. */
 const MAX_CLOSED_CLIENTS = 10000;
 
-export interface ClosedClientInfo {
-  readonly client: Client;
-  /** Pending output at the time of the close. */
-  readonly pendingBytes: number;
-}
+export type { ClosedClientInfo } from './closed.js';
 
 export class Server {
   readonly options: ServerOptions;
@@ -48,6 +45,9 @@ export class Server {
   totalConnections = 0;
   subscriptionCount = 0;
 
+  /** A connection whose output passed half of max_pending during this read (see Client). */
+  congested: Client | null = null;
+
   private listener: NetServer | null = null;
   private nextCid = 1;
   private flushList: Client[] = [];
@@ -55,6 +55,9 @@ export class Server {
   private flushScheduled = false;
   private readonly internalMessage = new InternalMessage();
   private closing: Promise<void> | null = null;
+  /** Run by start() before the client listener opens, and by close(): the monitor. */
+  private readonly startHooks: (() => Promise<void>)[] = [];
+  private readonly shutdownHooks: (() => Promise<void>)[] = [];
   private readyResolvers: (() => void)[] = [];
   ready = false;
 
@@ -79,6 +82,8 @@ export class Server {
     this.logger.info(`  Git:      [not set]`);
     this.logger.info(`  Name:     ${this.name}`);
     this.logger.info(`  ID:       ${this.id}`);
+    // Listeners beside this one (the HTTP monitor) open first, as in the reference.
+    for (const hook of this.startHooks) await hook();
     const listener = createServer({ noDelay: true }, (socket) => {
       this.accept(socket);
     });
@@ -211,7 +216,7 @@ export class Server {
   clientClosed(c: Client): void {
     if (!this.clients.delete(c.cid)) return;
     if (c.kind !== 'client') return;
-    this.closedClients.push({ client: c, pendingBytes: c.out.queued });
+    this.closedClients.push(snapshotClosed(c));
     if (this.closedClients.length > MAX_CLOSED_CLIENTS) this.closedClients.shift();
     if (this.logger.debugEnabled) {
       this.logger.debug(`${c.label()} - Client connection closed: ${c.closeReason}`);
@@ -265,6 +270,16 @@ export class Server {
 
   // ---- lifecycle ----------------------------------------------------------------
 
+  /** Registers work for start(), run before the client listener opens; a rejection fails start(). */
+  onStart(hook: () => Promise<void>): void {
+    this.startHooks.push(hook);
+  }
+
+  /** Registers work for close(), such as stopping a listener that sits beside this one. */
+  onShutdown(hook: () => Promise<void>): void {
+    this.shutdownHooks.push(hook);
+  }
+
   /** Stops accepting, closes every connection, resolves when the listener is closed. */
   async close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -273,6 +288,7 @@ export class Server {
 
   private async shutdown(): Promise<void> {
     this.logger.info('Initiating Shutdown...');
+    const hooks = Promise.all(this.shutdownHooks.map((hook) => hook().catch(() => undefined)));
     const listener = this.listener;
     const closed =
       listener === null
@@ -284,6 +300,7 @@ export class Server {
           });
     for (const c of [...this.clients.values()]) c.close(CloseReason.serverShutdown);
     await closed;
+    await hooks;
     this.logger.info('Server Exiting..');
     this.logger.close();
   }
@@ -301,13 +318,13 @@ function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-function advertisedHost(o: ServerOptions): string {
+export function advertisedHost(o: ServerOptions): string {
   if (o.clientAdvertise === '') return o.host;
   const i = o.clientAdvertise.lastIndexOf(':');
   return i < 0 ? o.clientAdvertise : o.clientAdvertise.substring(0, i).replace(/^\[|\]$/g, '');
 }
 
-function advertisedPort(o: ServerOptions, port: number): number {
+export function advertisedPort(o: ServerOptions, port: number): number {
   if (o.clientAdvertise === '') return port;
   const i = o.clientAdvertise.lastIndexOf(':');
   const p = i < 0 ? NaN : Number(o.clientAdvertise.substring(i + 1));
