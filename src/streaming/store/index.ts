@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './limits.js';
 export * from './limits-json.js';
 export { makeStoredMsg } from './message.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory.js';

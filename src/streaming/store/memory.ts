@@ -1,0 +1,177 @@
+// The MEMORY store: everything in this process, nothing survives a restart. Limits
+// are enforced as in the reference (max_channels on create, max_subscriptions on
+// subscribe, max_msgs/max_bytes on store, max_age by a timer per channel) and
+// max_inactivity is reported through the onChannelInactive hook.
+import { StoreError } from './errors.js';
+import { InactivityWatch } from './inactivity.js';
+import type { ChannelLimits, StoreLimitsConfig } from './limits.js';
+import { ResolvedLimits } from './limits.js';
+import { MemoryMsgStore } from './memory-msgs.js';
+import { MemorySubStore } from './memory-subs.js';
+import type {
+  ChannelStore,
+  ClientRecord,
+  RecoveredState,
+  ServerInfoRecord,
+  Store,
+  StoreHooks,
+} from './types.js';
+
+export interface MemoryStoreOptions extends StoreHooks {
+  /** Limits as configured (validated here; throws StoreError INVALID_LIMITS), or resolved. */
+  readonly limits?: StoreLimitsConfig | ResolvedLimits;
+}
+
+// Shared by every flush: the memory store has nothing to wait for.
+const DONE: Promise<void> = Promise.resolve();
+
+class MemoryChannel implements ChannelStore {
+  readonly msgs: MemoryMsgStore;
+  readonly subs: MemorySubStore;
+  private readonly watch: InactivityWatch | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly limits: ChannelLimits,
+    isClosed: () => boolean,
+    hooks: StoreHooks,
+  ) {
+    const report = hooks.onChannelInactive;
+    this.watch =
+      limits.maxInactivity > 0 && report !== undefined
+        ? new InactivityWatch(
+            limits.maxInactivity,
+            () => this.subs.hasActive(),
+            () => {
+              report(name);
+            },
+          )
+        : undefined;
+    const touch = this.watch === undefined ? undefined : this.touch.bind(this);
+    this.msgs = new MemoryMsgStore(name, limits, { isClosed, warn: hooks.warn, onStored: touch });
+    this.subs = new MemorySubStore(limits.maxSubscriptions, isClosed, touch);
+  }
+
+  dispose(): void {
+    this.msgs.stopTimer();
+    this.watch?.stop();
+  }
+
+  private touch(): void {
+    this.watch!.touch();
+  }
+}
+
+export class MemoryStore implements Store {
+  readonly type = 'MEMORY' as const;
+  readonly limits: ResolvedLimits;
+  private readonly hooks: StoreHooks;
+  private readonly channelMap = new Map<string, MemoryChannel>();
+  private readonly clientMap = new Map<string, ClientRecord>();
+  private info: ServerInfoRecord | undefined;
+  private closed = false;
+  private readonly isClosed = (): boolean => this.closed;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.limits =
+      options.limits instanceof ResolvedLimits
+        ? options.limits
+        : ResolvedLimits.build(options.limits);
+    this.hooks = options;
+  }
+
+  /** Nothing is persisted: there is never anything to recover. */
+  recover(): Promise<RecoveredState | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  init(info: ServerInfoRecord): void {
+    this.checkOpen();
+    this.info = { ...info };
+  }
+
+  /** The server info given to init(), if any (the same process only). */
+  get serverInfo(): ServerInfoRecord | undefined {
+    return this.info;
+  }
+
+  addClient(client: ClientRecord): void {
+    this.checkOpen();
+    this.clientMap.set(client.id, { ...client });
+  }
+
+  deleteClient(id: string): void {
+    this.checkOpen();
+    this.clientMap.delete(id);
+  }
+
+  clients(): IterableIterator<ClientRecord> {
+    return this.clientMap.values();
+  }
+
+  createChannel(name: string): ChannelStore {
+    this.checkOpen();
+    if (this.channelMap.has(name)) throw new StoreError('ALREADY_EXISTS');
+    const max = this.limits.global.maxChannels;
+    if (max > 0 && this.channelMap.size >= max) throw new StoreError('TOO_MANY_CHANNELS');
+    const channel = new MemoryChannel(
+      name,
+      this.limits.forChannel(name),
+      this.isClosed,
+      this.hooks,
+    );
+    this.channelMap.set(name, channel);
+    return channel;
+  }
+
+  lookupChannel(name: string): ChannelStore | undefined {
+    return this.channelMap.get(name);
+  }
+
+  channels(): IterableIterator<ChannelStore> {
+    return this.channelMap.values();
+  }
+
+  get channelCount(): number {
+    return this.channelMap.size;
+  }
+
+  deleteChannel(name: string): void {
+    this.checkOpen();
+    const channel = this.channelMap.get(name);
+    if (channel === undefined) throw new StoreError('NOT_FOUND');
+    channel.dispose();
+    this.channelMap.delete(name);
+  }
+
+  totals(): { msgs: number; bytes: number } {
+    let msgs = 0;
+    let bytes = 0;
+    for (const { msgs: m } of this.channelMap.values()) {
+      msgs += m.count;
+      bytes += m.bytes;
+    }
+    return { msgs, bytes };
+  }
+
+  flush(): Promise<void> {
+    return DONE;
+  }
+
+  /** A memory store cannot be shared between servers (the reference refuses FT on it). */
+  tryExclusiveLock(): Promise<boolean> {
+    return Promise.reject(new StoreError('NOT_SUPPORTED'));
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      for (const channel of this.channelMap.values()) channel.dispose();
+    }
+    return DONE;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new StoreError('CLOSED');
+  }
+}

@@ -1,0 +1,57 @@
+// The conformance suite every Store implementation runs: memory now, file and SQL
+// later. A store that persists (mustSurviveRestart) also runs the restart tests,
+// which close it and open the same data again.
+//
+//   storeConformanceSuite({ name: 'file', mustSurviveRestart: true, open, reopen });
+import { describe } from 'node:test';
+import type { Store, StoreHooks, StoreLimitsConfig } from '../../src/streaming/store/index.js';
+import { channelTests } from './store-suite-channels.js';
+import { lifecycleTests } from './store-suite-lifecycle.js';
+import { messageTests } from './store-suite-messages.js';
+import { restartTests } from './store-suite-restart.js';
+import { subscriptionTests } from './store-suite-subs.js';
+
+export interface StoreOpenOptions {
+  readonly limits?: StoreLimitsConfig;
+  readonly hooks?: StoreHooks;
+}
+
+export interface StoreSuiteOptions {
+  readonly name: string;
+  /** True for stores whose data must come back after close() and reopen(). */
+  readonly mustSurviveRestart: boolean;
+  /** A new, empty store. */
+  readonly open: (options: StoreOpenOptions) => Promise<Store>;
+  /** Closes `store` and opens its data again with the same options (restart tests). */
+  readonly reopen?: (store: Store) => Promise<Store>;
+}
+
+/** What each part of the suite gets: opens a store that is closed after the test. */
+export interface SuiteContext {
+  readonly options: StoreSuiteOptions;
+  readonly withStore: (
+    open: StoreOpenOptions,
+    test: (store: Store) => Promise<void> | void,
+  ) => () => Promise<void>;
+}
+
+export function storeConformanceSuite(options: StoreSuiteOptions): void {
+  const ctx: SuiteContext = {
+    options,
+    withStore: (open, test) => async () => {
+      const store = await options.open(open);
+      try {
+        await test(store);
+      } finally {
+        await store.close();
+      }
+    },
+  };
+  describe(`${options.name} store conformance`, () => {
+    channelTests(ctx);
+    messageTests(ctx);
+    subscriptionTests(ctx);
+    lifecycleTests(ctx);
+    restartTests(ctx);
+  });
+}
