@@ -1,7 +1,11 @@
 // The `wirebus` command: flags (and config file), then the server, then signals.
 
 import { writeFileSync, rmSync } from 'node:fs';
-import { parseCommandLine, usage, UsageError } from './config/flags.js';
+import { ConfigError } from './config/conf.js';
+import { parseCommandLine, usage, UsageError, type CommandLine } from './config/flags.js';
+import { loadConfig, type LoadedConfig } from './config/load.js';
+import type { ServerOptions } from './config/options.js';
+import { attachMonitor } from './monitor/index.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 
@@ -26,17 +30,39 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
+  let settings: Settings;
+  try {
+    settings = resolveSettings(cl);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`wirebus: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
   let server: Server;
   try {
-    server = new Server(cl.options);
+    server = new Server(settings.options);
   } catch (err) {
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;
   }
+  if (cl.testConfig) {
+    process.stdout.write(`wirebus: configuration file ${cl.configFile} test is successful\n`);
+    return 0;
+  }
+  for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
+  const monitor = attachMonitor(server);
   try {
     await server.start();
   } catch (err) {
-    server.logger.fatal(`Error listening on port: ${(err as Error).message}`);
+    const message = (err as Error).message;
+    server.logger.fatal(
+      monitor !== null && monitor.port === 0
+        ? `Can't start monitoring: ${message}`
+        : `Error listening on port: ${message}`,
+    );
+    await server.close();
     return 1;
   }
   const pidFile = server.options.pidFile;
@@ -56,4 +82,23 @@ export async function main(argv: readonly string[]): Promise<number> {
       stop('terminated');
     });
   });
+}
+
+/** Options from the config file with the command line's flags on top, as the reference. */
+export interface Settings {
+  options: Partial<ServerOptions>;
+  config: LoadedConfig | null;
+}
+
+export function resolveSettings(cl: CommandLine): Settings {
+  if (cl.configFile === '') {
+    if (cl.testConfig)
+      throw new ConfigError(
+        { file: '', line: 0, col: 0 },
+        'must specify [-c, --config] option to check configuration file syntax',
+      );
+    return { options: cl.options, config: null };
+  }
+  const config = loadConfig(cl.configFile);
+  return { options: { ...config.options, ...cl.options }, config };
 }

@@ -263,7 +263,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
 export function usage(): string {
   const lines = ['Usage: wirebus [options]', '', 'Options:'];
   for (const f of flags) {
-    const names = f.names.map((n) => (n.length <= 2 ? `-${n}` : `--${n}`)).join(', ');
+    const names = f.names
+      .map((n) => (n.length <= 2 || n === n.toUpperCase() ? `-${n}` : `--${n}`))
+      .join(', ');
     lines.push(`    ${(names + (f.value ? ' <value>' : '')).padEnd(40)} ${f.help}`);
   }
   return lines.join('\n') + '\n';
