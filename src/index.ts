@@ -1,11 +1,19 @@
 // The embedding API: `await startServer({ port: 0 })` gives a running server.
 
 import type { ServerOptions } from './config/options.js';
+import { attachMonitor, type Monitor } from './monitor/index.js';
 import { Server } from './server/server.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
 export { WIREBUS_VERSION, PROTOCOL_VERSION } from './server/version.js';
+export {
+  Monitor,
+  attachMonitor,
+  type MonitorHandler,
+  type MonitorRequest,
+  type MonitorResponse,
+} from './monitor/index.js';
 
 export type StartOptions = Partial<ServerOptions>;
 
@@ -15,6 +23,10 @@ export interface RunningServer {
   /** `nats://host:port` for clients. */
   readonly url: string;
   readonly server: Server;
+  /** The HTTP monitor when `httpPort` was set, else null; register() adds endpoints. */
+  readonly monitor: Monitor | null;
+  /** The monitoring port actually bound; 0 when monitoring is off. */
+  readonly httpPort: number;
   close(): Promise<void>;
 }
 
@@ -27,11 +39,19 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
   const server = new Server({ ...options, quiet });
-  await server.start();
+  const monitor = attachMonitor(server);
+  try {
+    await server.start();
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
   return {
     port: server.port,
     url: server.url,
     server,
+    monitor,
+    httpPort: monitor?.port ?? 0,
     close: () => server.close(),
   };
 }

@@ -47,9 +47,12 @@ export interface ServerOptions {
   pidFile: string;
   portsFileDir: string;
 
-  /** Monitoring listener; port 0 means off, -1 picks a free one. */
+  /** Monitoring listener address; empty for the client listener's, as the reference. */
   httpHost: string;
+  /** Monitoring port; 0 means off, -1 picks a free one. */
   httpPort: number;
+  /** Prefix of every monitoring path (`http_base_path`), e.g. `/nats`. */
+  httpBasePath: string;
 }
 
 export const DEFAULT_PORT = 4222;
@@ -79,8 +82,9 @@ export const defaultOptions: Readonly<ServerOptions> = {
   quiet: false,
   pidFile: '',
   portsFileDir: '',
-  httpHost: '0.0.0.0',
+  httpHost: '',
   httpPort: 0,
+  httpBasePath: '',
 };
 
 export function resolveOptions(partial: Partial<ServerOptions>): ServerOptions {
@@ -100,6 +104,8 @@ export function validateOptions(o: ServerOptions): string[] {
   };
   int('port', o.port, -1);
   if (o.port > 65535) problems.push('port must be at most 65535');
+  int('http_port', o.httpPort, -1);
+  if (o.httpPort > 65535) problems.push('http_port must be at most 65535');
   int('max_payload', o.maxPayload, 1);
   int('max_control_line', o.maxControlLine, 1);
   int('max_connections', o.maxConnections, 0);

@@ -1,0 +1,152 @@
+// The smaller endpoints: /routez, /healthz, /accountz, /leafz, /gatewayz, /jsz and
+// the index page. wirebus has no routes, leaf nodes, gateways or JetStream yet, so
+// those answer with the reference's shape for a server that has none configured.
+
+import type { Server } from '../server/server.js';
+import { PROTOCOL_VERSION, WIREBUS_VERSION } from '../server/version.js';
+import { nowMs, rfc3339 } from './format.js';
+import { joinBase, json, type Monitor, type MonitorHandler } from './http.js';
+import { BadRequest, queryBool, querySubs } from './query.js';
+import { sublistStats } from './subsz.js';
+
+function head(server: Server): { server_id: string; now: string } {
+  return { server_id: server.id, now: rfc3339(nowMs()) };
+}
+
+export function routezHandler(server: Server): MonitorHandler {
+  return (req) => {
+    querySubs(req.query); // validated as the reference does; there are no routes to list
+    return json({ ...head(server), num_routes: 0, routes: [] }, req.query);
+  };
+}
+
+/**
+ * 200 `{"status":"ok"}` once the client listener accepts connections; before that
+ * 503 with the reference's error text. Compact JSON, as the reference writes it.
+ */
+export function healthzHandler(server: Server): MonitorHandler {
+  return (req) => {
+    queryBool(req.query, 'js-enabled');
+    queryBool(req.query, 'js-enabled-only');
+    queryBool(req.query, 'js-server-only');
+    if (!server.ready) {
+      const error = 'failed to be ready for connections after 1ms: server';
+      server.logger.warn(`Healthcheck failed: "${error}"`);
+      return json({ status: 'error', error }, req.query, { status: 503, compact: true });
+    }
+    return json({ status: 'ok' }, req.query, { compact: true });
+  };
+}
+
+export function accountzHandler(server: Server): MonitorHandler {
+  return (req) => {
+    const acc = req.query.get('acc') ?? '';
+    // No system account yet, so `system_account` (omitted when empty) is absent.
+    if (acc === '')
+      return json({ ...head(server), accounts: [...server.accounts.keys()] }, req.query);
+    const account = server.accounts.get(acc);
+    if (account === undefined) throw new BadRequest(`Account ${acc} does not exist`);
+    let clients = 0;
+    for (const c of server.clients.values()) {
+      if (c.kind === 'client' && c.account === account) clients++;
+    }
+    const detail = {
+      account_name: account.name,
+      update_time: rfc3339(server.configLoadTime.getTime()),
+      expired: false,
+      complete: true,
+      jetstream_enabled: false,
+      leafnode_connections: 0,
+      client_connections: clients,
+      subscriptions: account.sublist.size,
+      sublist_stats: sublistStats(server, account.name),
+    };
+    return json({ ...head(server), account_detail: detail }, req.query);
+  };
+}
+
+export function leafzHandler(server: Server): MonitorHandler {
+  // The reference writes a nil list as null here.
+  return (req) => json({ ...head(server), leafnodes: 0, leafs: null }, req.query);
+}
+
+export function gatewayzHandler(server: Server): MonitorHandler {
+  return (req) => json({ ...head(server), outbound_gateways: {}, inbound_gateways: {} }, req.query);
+}
+
+/** /jsz of a server without JetStream, as the reference answers it. */
+export function jszHandler(server: Server): MonitorHandler {
+  return (req) =>
+    json(
+      {
+        ...head(server),
+        disabled: true,
+        config: { max_memory: 0, max_storage: 0 },
+        memory: 0,
+        storage: 0,
+        reserved_memory: 0,
+        reserved_storage: 0,
+        accounts: 0,
+        ha_assets: 0,
+        api: { total: 0, errors: 0 },
+        streams: 0,
+        consumers: 0,
+        messages: 0,
+        bytes: 0,
+      },
+      req.query,
+    );
+}
+
+/** Link texts of the core endpoints, in the reference's order. */
+const CORE_LINKS: readonly [string, string][] = [
+  ['/varz', 'General'],
+  ['/jsz', 'JetStream'],
+  ['/connz', 'Connections'],
+  ['/accountz', 'Accounts'],
+  ['/subsz', 'Subscriptions'],
+  ['/routez', 'Routes'],
+  ['/leafz', 'LeafNodes'],
+  ['/gatewayz', 'Gateways'],
+  ['/healthz', 'Health Probe'],
+  ['/metrics', 'Metrics'],
+];
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The index page: a link per endpoint, relative as the reference writes them. */
+export function indexHandler(monitor: Monitor): MonitorHandler {
+  return () => {
+    const base = monitor.basePath;
+    const registered = new Set(monitor.paths());
+    const core = CORE_LINKS.filter(([p]) => registered.has(p));
+    const corePaths = new Set(core.map(([p]) => p));
+    const extra = [...registered]
+      .filter((p) => p !== '/' && !corePaths.has(p) && p !== '/subscriptionsz')
+      .sort()
+      .map((p): [string, string] => [p, p.slice(1)]);
+    const links = [...core, ...extra]
+      .map(([p, text]) => `  <a href=".${escapeHtml(joinBase(base, p))}">${escapeHtml(text)}</a>`)
+      .join('\n');
+    const body = `<html lang="en">
+<head>
+<title>wirebus monitoring</title>
+<style type="text/css">
+  body { font-family: ui-sans-serif,system-ui,sans-serif; font-size: 18px; margin-left: 32px }
+  a { display: block; margin-left: 7px; padding-bottom: 6px; color: rgb(72 72 92); text-decoration: none }
+  a:hover { font-weight: 600; color: rgb(59 50 202) }
+  p.version { font-size: 14px; color: rgb(72 72 92) }
+</style>
+</head>
+<body>
+  <h1>wirebus</h1>
+  <p class="version">v${WIREBUS_VERSION} (nats-server protocol ${PROTOCOL_VERSION})</p>
+${links}
+</body>
+</html>
+`;
+    return { status: 200, contentType: 'text/html; charset=utf-8', body };
+  };
+}
