@@ -2,7 +2,7 @@
 // came from, so the options layer can report "file:line:col: key: problem" the way
 // the reference server does.
 
-import { foldCase } from './lexer.js';
+import { foldCase } from './lex-core.js';
 
 export interface ConfPosition {
   readonly file: string;
@@ -136,20 +136,45 @@ export interface PlainMap {
 export function toPlain(value: ConfMap): PlainMap;
 export function toPlain(value: ConfValue): PlainValue;
 export function toPlain(value: ConfValue): PlainValue {
-  switch (value.kind) {
-    case 'string':
-    case 'int':
-    case 'float':
-    case 'bool':
-      return value.value;
-    case 'datetime':
-      return new Date(value.value.getTime());
-    case 'array':
-      return value.value.map((v) => toPlain(v));
-    case 'map':
-      // fromEntries defines own properties, so a key such as "__proto__" is safe.
-      return Object.fromEntries(
-        Array.from(value.value.values(), (e) => [e.key, toPlain(e.value)] as const),
-      );
+  // Iterative, so that a deeply nested file cannot overflow the call stack.
+  const pending: [ConfArray | ConfMap, PlainValue[] | PlainMap][] = [];
+  const convert = (v: ConfValue): PlainValue => {
+    switch (v.kind) {
+      case 'string':
+      case 'int':
+      case 'float':
+      case 'bool':
+        return v.value;
+      case 'datetime':
+        return new Date(v.value.getTime());
+      case 'array': {
+        const out: PlainValue[] = [];
+        pending.push([v, out]);
+        return out;
+      }
+      case 'map': {
+        const out: PlainMap = {};
+        pending.push([v, out]);
+        return out;
+      }
+    }
+  };
+  const root = convert(value);
+  for (let job = pending.pop(); job !== undefined; job = pending.pop()) {
+    const [source, out] = job;
+    if (source.kind === 'array' && Array.isArray(out)) {
+      for (const v of source.value) out.push(convert(v));
+    } else if (source.kind === 'map' && !Array.isArray(out)) {
+      for (const e of source.value.values()) {
+        // defineProperty, so that a key such as "__proto__" is data, not a prototype.
+        Object.defineProperty(out, e.key, {
+          value: convert(e.value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
   }
+  return root;
 }
