@@ -173,6 +173,12 @@ describe('/connz', () => {
         // looks only among the closed ones).
         assert.deepEqual(names(await getJson(s, `/connz?cid=${cid}&state=any`)), ['bob']);
         assert.deepEqual(names(await getJson(s, '/connz?subs=true&auth=1')), ['alice', 'bob']);
+        // Account, user and MQTT client filters.
+        assert.deepEqual(names(await getJson(s, '/connz?acc=$G&auth=1')), ['alice', 'bob']);
+        const unknown = await getJson(s, '/connz?acc=nope&auth=1');
+        assert.deepEqual([unknown.total, unknown.connections], [0, []]);
+        assert.deepEqual(names(await getJson(s, '/connz?user=nobody&auth=1')), []);
+        assert.deepEqual(names(await getJson(s, '/connz?mqtt_client=x')), [], 'no MQTT clients');
       } finally {
         pop.close();
       }
