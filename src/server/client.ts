@@ -134,8 +134,16 @@ export class Client implements ParserHandler {
       // Activity is noted per read, not per message: the keep-alive only needs to
       // know the client spoke within the last ping interval.
       this.lastActivity = Date.now();
-      this.parser.parse(chunk);
-      this.server.flushPending();
+      const server = this.server;
+      // While reading, output waits for the flush at the end of this read, so no
+      // setImmediate is scheduled per read.
+      server.reading = true;
+      try {
+        this.parser.parse(chunk);
+      } finally {
+        server.reading = false;
+      }
+      server.flushPending();
       const congested = this.server.congested;
       if (congested !== null) {
         this.server.congested = null;

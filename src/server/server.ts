@@ -45,6 +45,8 @@ export class Server {
   totalConnections = 0;
   subscriptionCount = 0;
 
+  /** True while a client's read is being parsed; its end flushes (see Client.begin). */
+  reading = false;
   /** A connection whose output passed half of max_pending during this read (see Client). */
   congested: Client | null = null;
 
@@ -160,7 +162,7 @@ export class Server {
 
   queueFlush(c: Client): void {
     this.flushList.push(c);
-    if (!this.flushScheduled) {
+    if (!this.flushScheduled && !this.reading) {
       this.flushScheduled = true;
       setImmediate(this.flushAll);
     }
