@@ -44,6 +44,15 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript helper scripts are outside the TypeScript project.
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false },
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
