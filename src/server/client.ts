@@ -21,6 +21,8 @@ const PONG = Buffer.from('PONG\r\n');
 const PING = Buffer.from('PING\r\n');
 const OK = Buffer.from('+OK\r\n');
 const NO_RESPONDERS_HDR = Buffer.from('NATS/1.0 503\r\n\r\n');
+/** A busy connection still gets a PING this often, to measure its round trip (ms). */
+const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
 
 /** What a connection's CONNECT told us; defaults are the reference's (all three on). */
 export interface ConnectOptions {
@@ -84,6 +86,8 @@ export class Client implements ParserHandler {
   /** Round-trip time of the last server PING, in ms; -1 before one was measured. */
   rtt = -1;
   private rttStart = 0;
+  /** When the last keep-alive PING went out (ms since epoch); 0 before the first. */
+  private lastPingOut = 0;
   firstPongSent = false;
 
   closed = false;
@@ -223,6 +227,15 @@ export class Client implements ParserHandler {
       }
     }
     this.connectReceived = true;
+    if (this.kind === 'client') {
+      // As the reference (processConnect): the time since accept is a first RTT
+      // estimate, and the keep-alive starts over from the CONNECT.
+      const now = Date.now();
+      this.rtt = now - this.start.getTime();
+      this.lastActivity = now;
+      if (this.pingTimer !== null) clearTimeout(this.pingTimer);
+      this.schedulePing(true);
+    }
     if (this.verbose) this.send(OK);
   }
 
@@ -531,10 +544,11 @@ export class Client implements ParserHandler {
     if (this.closed) return;
     const now = Date.now();
     const interval = this.server.options.pingInterval;
-    // As the reference (processPingTimer), activity delays a PING only once a round
-    // trip has been measured: a client that never answers PONG goes stale even
-    // while it publishes.
-    const needRtt = this.rtt < 0;
+    // As the reference (processPingTimer): activity delays a PING only while the
+    // round trip is known (CONNECT gives a first estimate) and a PING went out within
+    // the hour. So the first timer always sends one, and a client that never sent
+    // CONNECT gets one every interval however busy it is.
+    const needRtt = this.rtt < 0 || now - this.lastPingOut > RTT_MEASUREMENT_INTERVAL;
     if (!needRtt && (now - this.lastActivity < interval || now - this.lastPingIn < interval)) {
       this.schedulePing(false);
       return;
@@ -546,6 +560,7 @@ export class Client implements ParserHandler {
     }
     this.pingsOut++;
     this.rttStart = now;
+    this.lastPingOut = now;
     this.send(PING);
     this.schedulePing(false);
   }
