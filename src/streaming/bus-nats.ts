@@ -1,0 +1,69 @@
+// The TCP bus: the streaming layer as a client of any NATS server (`-ns URL`, as the
+// reference's --nats_server), through the `nats` v2 client. Reconnects forever with a
+// 250 ms wait and no reconnect buffer, as the reference's own connections do.
+
+import { connect, type NatsConnection, type Subscription } from 'nats';
+import { asBuffer, type Bus, type BusHandler, type BusSubscription } from './bus.js';
+
+export class NatsBus implements Bus {
+  private constructor(
+    private readonly nc: NatsConnection,
+    readonly description: string,
+  ) {}
+
+  /** Connects to `urls` (a comma-separated list is accepted, as the reference's -ns). */
+  static async connect(urls: string, name: string): Promise<NatsBus> {
+    const servers = urls
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== '');
+    const nc = await connect({
+      servers,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 10_000,
+    });
+    return new NatsBus(nc, servers.join(','));
+  }
+
+  subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription {
+    const sub: Subscription = this.nc.subscribe(subject, {
+      ...(queue !== undefined ? { queue } : {}),
+      callback: (err, msg) => {
+        if (err !== null) return;
+        handler(msg.subject, msg.reply ?? null, asBuffer(msg.data));
+      },
+    });
+    return {
+      unsubscribe: () => {
+        sub.unsubscribe();
+      },
+    };
+  }
+
+  publish(subject: string, reply: string | null, data: Uint8Array): void {
+    if (this.nc.isClosed()) return;
+    this.nc.publish(subject, data, reply !== null ? { reply } : undefined);
+  }
+
+  async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
+    if (this.nc.isClosed()) return null;
+    try {
+      const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
+      return Buffer.from(msg.data);
+    } catch {
+      // Timeout, no responders, or a closed connection: all mean "no answer".
+      return null;
+    }
+  }
+
+  flush(): Promise<void> {
+    return this.nc.isClosed() ? Promise.resolve() : this.nc.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.nc.isClosed()) return;
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+}

@@ -1,0 +1,37 @@
+// The one interface between the streaming layer and NATS: subscribe, publish, and a
+// request with a timeout (heartbeats, the duplicate client id probe). Two
+// implementations: in-process (bus-internal.ts, the default: an internal client of
+// the core server, no TCP hop) and a TCP client of any NATS server (bus-nats.ts,
+// `-ns nats://host:port`), so streaming can sit on a real NATS cluster.
+
+/**
+ * A message handler. `data` may be a view into a buffer the bus reuses: a handler
+ * copies whatever it keeps after it returns.
+ */
+export type BusHandler = (subject: string, reply: string | null, data: Buffer) => void;
+
+export interface BusSubscription {
+  unsubscribe(): void;
+}
+
+export interface Bus {
+  /** A description for the log: "in-process" or the server URL. */
+  readonly description: string;
+  subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription;
+  publish(subject: string, reply: string | null, data: Uint8Array): void;
+  /**
+   * A request: the first reply's payload, or null on timeout or when nobody is
+   * subscribed to `subject` (no responders).
+   */
+  request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null>;
+  /** Resolves once everything published so far has left this process. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const EMPTY = Buffer.alloc(0);
+
+/** Buffer view over bytes without copying. */
+export function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}

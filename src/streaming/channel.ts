@@ -1,0 +1,195 @@
+// A channel: its store, its subscriptions (plain, durable, queue groups) and the
+// delivery of its messages to them. Sequences and timestamps are assigned here.
+
+import Long from 'long';
+import { nowNanos } from './protocol/int64.js';
+import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
+import type { QueueGroup } from './queue.js';
+import type { StreamingServer } from './server.js';
+import type { Sub } from './subscription.js';
+
+/** pb.StartPosition's values. */
+const START = {
+  NewOnly: 0,
+  LastReceived: 1,
+  TimeDeltaStart: 2,
+  SequenceStart: 3,
+  First: 4,
+} as const;
+
+export class Channel {
+  /** Online subscriptions outside queue groups (durables included), in add order. */
+  readonly plain: Sub[] = [];
+  /** Durables by `clientID + "-" + durableName`, online or offline. */
+  readonly durables = new Map<string, Sub>();
+  readonly groups = new Map<string, QueueGroup>();
+  /** Timestamps never go backwards within a channel. */
+  private lastTimestamp: Long = Long.ZERO;
+  /** New messages were stored since the last delivery pass. */
+  dirty = false;
+  /** Subscribe requests in progress: they keep max_inactivity from deleting the channel. */
+  subscribing = 0;
+
+  constructor(
+    readonly server: StreamingServer,
+    readonly store: ChannelStore,
+  ) {}
+
+  get name(): string {
+    return this.store.name;
+  }
+
+  /** The next sequence to assign. */
+  get nextSequence(): number {
+    return this.store.msgs.lastSequence + 1;
+  }
+
+  /** A timestamp for a new message: now, or the previous one if the clock went back. */
+  timestamp(): Long {
+    const now = nowNanos();
+    if (now.lessThan(this.lastTimestamp)) return this.lastTimestamp;
+    this.lastTimestamp = now;
+    return now;
+  }
+
+  /** Subscriptions as serverz/channelsz count them: online, offline durables, members, shadows. */
+  get subsCount(): number {
+    let n = this.plain.length;
+    for (const d of this.durables.values()) if (d.offline) n++;
+    for (const g of this.groups.values()) n += g.members.length + (g.shadow !== null ? 1 : 0);
+    return n;
+  }
+
+  /** True while some subscription is online (max_inactivity). */
+  hasActiveSubs(): boolean {
+    if (this.plain.length > 0) return true;
+    for (const g of this.groups.values()) if (g.members.length > 0) return true;
+    return false;
+  }
+
+  /** Every subscription, in the order monitoring lists them. */
+  allSubs(): Sub[] {
+    const out = [...this.plain];
+    for (const d of this.durables.values()) if (d.offline) out.push(d);
+    for (const g of this.groups.values()) {
+      out.push(...g.members);
+      if (g.shadow !== null) out.push(g.shadow);
+    }
+    return out;
+  }
+
+  /** Sends new messages to every subscription that can take them. */
+  deliverNew(): void {
+    this.dirty = false;
+    const plain = this.plain;
+    for (let i = 0; i < plain.length; i++) this.sendAvailable(plain[i]!);
+    if (this.groups.size > 0) for (const g of this.groups.values()) this.sendGroup(g);
+  }
+
+  /** Sends a subscription the messages after its last sent one, up to MaxInflight. */
+  sendAvailable(sub: Sub): void {
+    if (sub.group !== null) {
+      this.sendGroup(sub.group);
+      return;
+    }
+    const msgs = this.store.msgs;
+    const now = Date.now();
+    while (!sub.stalled && !sub.offline && !sub.fetching && sub.lastSent < msgs.lastSequence) {
+      let seq = sub.lastSent + 1;
+      // Messages removed by limits are skipped: delivery jumps to the first available.
+      if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      const found = msgs.lookup(seq);
+      if (found instanceof Promise) {
+        sub.fetching = true;
+        this.later(found, seq, sub, (m) => {
+          if (sub.lastSent < seq && m !== undefined) sub.send(seq, m, Date.now());
+          else if (sub.lastSent < seq) sub.lastSent = seq;
+        });
+        return;
+      }
+      if (found === undefined) sub.lastSent = seq;
+      else sub.send(seq, found, now);
+    }
+  }
+
+  /** Sends a queue group's next messages, each to its best member. */
+  sendGroup(g: QueueGroup): void {
+    const msgs = this.store.msgs;
+    const now = Date.now();
+    while (g.lastSent < msgs.lastSequence) {
+      const member = g.pick();
+      if (member === null || member.fetching) return;
+      let seq = g.lastSent + 1;
+      if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      const found = msgs.lookup(seq);
+      if (found instanceof Promise) {
+        member.fetching = true;
+        this.later(found, seq, member, (m) => {
+          if (g.lastSent >= seq) return;
+          g.lastSent = seq;
+          if (m !== undefined) member.send(seq, m, Date.now());
+        });
+        return;
+      }
+      g.lastSent = seq;
+      if (found !== undefined) member.send(seq, found, now);
+    }
+  }
+
+  private later(
+    found: Promise<StoredMsg | undefined>,
+    _seq: number,
+    sub: Sub,
+    use: (m: StoredMsg | undefined) => void,
+  ): void {
+    found.then(
+      (m) => {
+        sub.fetching = false;
+        if (sub.offline) return;
+        use(m);
+        this.sendAvailable(sub);
+      },
+      (err: unknown) => {
+        sub.fetching = false;
+        this.server.logger.error(
+          `STAN: Unable to lookup message in channel "${this.name}": ${String(err)}`,
+        );
+      },
+    );
+  }
+
+  /**
+   * The initial last-sent sequence for a start position (the reference's
+   * setSubStartSequence); the first message delivered is the one after it.
+   */
+  async startSequence(position: number, startSeq: number, deltaNanos: Long): Promise<number> {
+    const msgs = this.store.msgs;
+    const first = msgs.firstSequence;
+    const last = msgs.lastSequence;
+    switch (position) {
+      case START.NewOnly:
+        return last;
+      case START.LastReceived:
+        return last > 0 ? last - 1 : 0;
+      case START.TimeDeltaStart: {
+        if (last === 0) return 0;
+        const from = nowNanos().subtract(deltaNanos);
+        const seq = await maybe(msgs.sequenceFromTimestamp(from));
+        return seq > 0 ? seq - 1 : 0;
+      }
+      case START.SequenceStart:
+        if (last === 0) return 0;
+        if (startSeq > last) return last;
+        if (startSeq < first) return first - 1;
+        return startSeq - 1;
+      case START.First:
+        return first > 0 ? first - 1 : 0;
+      default:
+        return last;
+    }
+  }
+}
+
+function maybe<T>(v: MaybePromise<T>): Promise<T> {
+  return v instanceof Promise ? v : Promise.resolve(v);
+}

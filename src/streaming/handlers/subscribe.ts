@@ -1,0 +1,242 @@
+// SubscriptionRequest: validate in the reference's order, then a new subscription, a
+// durable resuming, a new queue group member or a durable queue group's shadow
+// taken over. The SubscriptionResponse (with the ack inbox) goes out before the
+// first message; a resumed durable gets its unacked messages again first.
+
+import type Long from 'long';
+import { isChannelNameValid } from '../channel-name.js';
+import type { Channel } from '../channel.js';
+import type { StanClient } from '../client.js';
+import { nuid } from '../nuid.js';
+import { SubscriptionRequest, SubscriptionResponse } from '../protocol/index.js';
+import { seqFromLong } from '../protocol/int64.js';
+import { QueueGroup } from '../queue.js';
+import { redeliverAll } from '../redelivery.js';
+import { Err, type StreamingServer } from '../server.js';
+import { Sub } from '../subscription.js';
+import { removeSubscription } from './unsubscribe.js';
+
+const MAX_START_POSITION = 4;
+
+export async function handleSubscribe(
+  s: StreamingServer,
+  reply: string | null,
+  data: Buffer,
+): Promise<void> {
+  if (reply === null) return;
+  let req: SubscriptionRequest;
+  try {
+    req = SubscriptionRequest.decode(data);
+  } catch {
+    respond(s, reply, '', Err.invalidSubReq);
+    return;
+  }
+  const invalid = validate(req);
+  if (invalid !== null) {
+    respond(s, reply, '', invalid);
+    return;
+  }
+  const fail = (error: string): void => {
+    respond(s, reply, '', error);
+  };
+  const position = req.startPosition as number;
+  const client = s.clients.get(req.clientID);
+  if (client === undefined) {
+    fail(Err.unknownClient);
+    return;
+  }
+  if (s.state !== 'STANDALONE') return;
+  let channel: Channel;
+  try {
+    channel = s.channel(req.subject);
+  } catch (err) {
+    fail((err as Error).message);
+    return;
+  }
+  const durable = req.durableName;
+  if (req.qGroup !== '' && durable.includes(':')) {
+    fail(Err.durableQueueName);
+    return;
+  }
+  channel.subscribing++;
+  try {
+    const error =
+      req.qGroup === ''
+        ? await subscribePlain(s, reply, req, client, channel, position)
+        : await subscribeQueue(s, reply, req, client, channel, position);
+    if (error !== null) fail(error);
+  } finally {
+    channel.subscribing--;
+  }
+}
+
+/** The request's own checks, in the reference's order. */
+function validate(req: SubscriptionRequest): string | null {
+  if (req.clientID === '') return Err.missingClient;
+  if (req.ackWaitInSecs <= 0) return Err.invalidAckWait;
+  if (req.maxInFlight <= 0) return Err.invalidMaxInflight;
+  const position = req.startPosition as number;
+  if (position < 0 || position > MAX_START_POSITION) return Err.invalidStart;
+  if (!isChannelNameValid(req.subject, false)) return Err.invalidSubject;
+  return null;
+}
+
+/** Returns an error text, or null once the subscription answered and started. */
+async function subscribePlain(
+  s: StreamingServer,
+  reply: string,
+  req: SubscriptionRequest,
+  client: StanClient,
+  channel: Channel,
+  position: number,
+): Promise<string | null> {
+  const durable = req.durableName;
+  const key = req.clientID + '-' + durable;
+  if (durable !== '') {
+    let existing = channel.durables.get(key);
+    if (existing !== undefined && !existing.offline) {
+      if (!s.options.replaceDurable) return Err.dupDurable;
+      removeSubscription(s, existing, 'close');
+      existing = channel.durables.get(key);
+    }
+    if (existing !== undefined) {
+      resume(s, existing, req, client);
+      channel.plain.push(existing);
+      s.listenAcks(existing);
+      respond(s, reply, existing.ackInbox, '');
+      redeliverAll(s, existing);
+      channel.sendAvailable(existing);
+      return null;
+    }
+  }
+  const lastSent = await channel.startSequence(
+    position,
+    seqFromLong(req.startSequence),
+    req.startTimeDelta,
+  );
+  if (s.clients.get(client.id) !== client || s.channels.get(channel.name) !== channel) {
+    return Err.unknownClient;
+  }
+  if (durable !== '' && channel.durables.has(key)) return Err.dupDurable;
+  let sub: Sub;
+  try {
+    sub = create(s, req, client, channel, '', lastSent);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  channel.plain.push(sub);
+  if (durable !== '') channel.durables.set(key, sub);
+  respond(s, reply, sub.ackInbox, '');
+  channel.sendAvailable(sub);
+  return null;
+}
+
+async function subscribeQueue(
+  s: StreamingServer,
+  reply: string,
+  req: SubscriptionRequest,
+  client: StanClient,
+  channel: Channel,
+  position: number,
+): Promise<string | null> {
+  const durable = req.durableName;
+  const name = durable !== '' ? `${durable}:${req.qGroup}` : req.qGroup;
+  let group = channel.groups.get(name);
+  if (group === undefined) {
+    // The start position applies only to the member that creates the group.
+    const lastSent = await channel.startSequence(
+      position,
+      seqFromLong(req.startSequence),
+      delta(req),
+    );
+    if (s.clients.get(client.id) !== client || s.channels.get(channel.name) !== channel) {
+      return Err.unknownClient;
+    }
+    group = channel.groups.get(name);
+    if (group === undefined) {
+      group = new QueueGroup(name, durable !== '', lastSent);
+      channel.groups.set(name, group);
+    }
+  }
+  const shadow = group.shadow;
+  if (shadow !== null) {
+    group.shadow = null;
+    resume(s, shadow, req, client);
+    group.members.push(shadow);
+    s.listenAcks(shadow);
+    respond(s, reply, shadow.ackInbox, '');
+    redeliverAll(s, shadow);
+    channel.sendGroup(group);
+    return null;
+  }
+  let sub: Sub;
+  try {
+    sub = create(s, req, client, channel, name, group.lastSent);
+  } catch (err) {
+    if (group.members.length === 0 && group.shadow === null) channel.groups.delete(name);
+    return (err as Error).message;
+  }
+  sub.group = group;
+  group.members.push(sub);
+  respond(s, reply, sub.ackInbox, '');
+  channel.sendGroup(group);
+  return null;
+}
+
+function delta(req: SubscriptionRequest): Long {
+  return req.startTimeDelta;
+}
+
+/** A new subscription: store record, client list, ack inbox. Throws the store's errors. */
+function create(
+  s: StreamingServer,
+  req: SubscriptionRequest,
+  client: StanClient,
+  channel: Channel,
+  queueName: string,
+  lastSent: number,
+): Sub {
+  const record = channel.store.subs.create({
+    clientID: req.clientID,
+    qGroup: queueName,
+    inbox: req.inbox,
+    ackInbox: `_INBOX.${nuid.next()}`,
+    maxInFlight: req.maxInFlight,
+    ackWaitInSecs: req.ackWaitInSecs,
+    durableName: req.durableName,
+    lastSent,
+    isDurable: req.durableName !== '',
+    isClosed: false,
+  });
+  const sub = new Sub(channel, record, req.durableName);
+  sub.client = client;
+  client.subs.push(sub);
+  s.listenAcks(sub);
+  return sub;
+}
+
+/** An offline durable (or a durable group's shadow) comes back with the new request's settings. */
+function resume(s: StreamingServer, sub: Sub, req: SubscriptionRequest, client: StanClient): void {
+  sub.clientID = req.clientID;
+  sub.inbox = req.inbox;
+  sub.ackInbox = `_INBOX.${nuid.next()}`;
+  sub.maxInflight = req.maxInFlight;
+  sub.ackWaitSecs = req.ackWaitInSecs;
+  sub.ackWaitMs = req.ackWaitInSecs * 1000;
+  sub.offline = false;
+  sub.stalled = false;
+  sub.client = client;
+  client.subs.push(sub);
+  sub.channel.store.subs.update(sub.record());
+  s.logger.debug(
+    `STAN: [Client:${req.clientID}] Resumed durable subscription on "${sub.channel.name}"`,
+  );
+}
+
+function respond(s: StreamingServer, reply: string, ackInbox: string, error: string): void {
+  const bytes =
+    error === ''
+      ? SubscriptionResponse.encode({ ackInbox }).finish()
+      : SubscriptionResponse.encode({ error }).finish();
+  s.bus.publish(reply, null, bytes);
+}

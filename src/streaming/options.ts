@@ -1,0 +1,85 @@
+// Options of the streaming layer, with the reference server's defaults
+// (nats-streaming-server's server.GetDefaultOptions). Durations are milliseconds.
+
+import type { StoreLimitsConfig } from './store/limits.js';
+import type { Store } from './store/types.js';
+
+export type StoreKind = 'MEMORY' | 'FILE' | 'SQL';
+
+export interface StreamingOptions {
+  /** Cluster ID: the suffix of every streaming subject. */
+  clusterId: string;
+  /** Prefix of the discover subject (`discover_prefix`). */
+  discoverPrefix: string;
+  /** Store type; only MEMORY is implemented for now. */
+  storeType: StoreKind;
+  /** Directory of the FILE store. */
+  dir: string;
+  /** Store limits (global and per channel); validated when the server starts. */
+  limits: StoreLimitsConfig;
+  /** A store built by the embedding program; wins over storeType. */
+  store: Store | null;
+  /** Server-to-client heartbeat interval, timeout and failures tolerated. */
+  hbInterval: number;
+  hbTimeout: number;
+  hbFailCount: number;
+  /** Timeout of the liveness probe of the old client on a duplicate client ID. */
+  clientCheckTimeout: number;
+  /** NATS server URL(s) to connect to; empty for the in-process bus. */
+  natsServer: string;
+  /** A new durable with the name of an online one replaces it instead of failing. */
+  replaceDurable: boolean;
+  /** Publishes stored before one store flush (`io_batch_size`). */
+  ioBatchSize: number;
+  debug: boolean;
+  trace: boolean;
+}
+
+export const DEFAULT_CLUSTER_ID = 'test-cluster';
+export const DEFAULT_DISCOVER_PREFIX = '_STAN.discover';
+
+export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze({
+  clusterId: DEFAULT_CLUSTER_ID,
+  discoverPrefix: DEFAULT_DISCOVER_PREFIX,
+  storeType: 'MEMORY',
+  dir: '',
+  limits: {},
+  store: null,
+  hbInterval: 30_000,
+  hbTimeout: 10_000,
+  hbFailCount: 10,
+  clientCheckTimeout: 500,
+  natsServer: '',
+  replaceDurable: false,
+  ioBatchSize: 1024,
+  debug: false,
+  trace: false,
+});
+
+export function resolveStreamingOptions(partial: Partial<StreamingOptions>): StreamingOptions {
+  const o: StreamingOptions = { ...defaultStreamingOptions };
+  for (const [k, v] of Object.entries(partial) as [string, unknown][]) {
+    if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  return o;
+}
+
+/** Problems that stop the server from starting, as the reference words them. */
+export function validateStreamingOptions(o: StreamingOptions): string[] {
+  const problems: string[] = [];
+  if (!/^[a-zA-Z0-9_-]+$/.test(o.clusterId)) {
+    problems.push(`invalid cluster name "${o.clusterId}", only alphanumeric and '-', '_' allowed`);
+  }
+  const positive = (name: string, v: number): void => {
+    if (!Number.isFinite(v) || v <= 0) problems.push(`${name} must be positive (${v})`);
+  };
+  positive('hb_interval', o.hbInterval);
+  positive('hb_timeout', o.hbTimeout);
+  if (!Number.isInteger(o.hbFailCount) || o.hbFailCount < 0) {
+    problems.push(`hb_fail_count must be a non-negative integer (${o.hbFailCount})`);
+  }
+  if (!Number.isInteger(o.ioBatchSize) || o.ioBatchSize < 1) {
+    problems.push(`io_batch_size must be at least 1 (${o.ioBatchSize})`);
+  }
+  return problems;
+}

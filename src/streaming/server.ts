@@ -1,0 +1,460 @@
+// The streaming server: NATS Streaming (STAN) over a bus to NATS. It owns the store,
+// the registered clients, the channels and their subscriptions; the protocol verbs
+// are in handlers/ (one file each), delivery in channel.ts and subscription.ts.
+//
+// Publishes are stored as they arrive (store writes are synchronous) and collected
+// per event-loop turn; then one store flush, then delivery to subscribers, then the
+// PubAcks, in arrival order: a PubAck means "persisted", as in the reference.
+
+import type { Server } from '../server/server.js';
+import type { Logger } from '../server/logger.js';
+import { createLogger } from '../server/logger.js';
+import type { Bus, BusSubscription } from './bus.js';
+import { InternalBus } from './bus-internal.js';
+import { NatsBus } from './bus-nats.js';
+import { Channel } from './channel.js';
+import { StanClient } from './client.js';
+import { encodePubAck, encodePubAckError } from './encode.js';
+import { handleAck } from './handlers/ack.js';
+import { handleConnect } from './handlers/connect.js';
+import { handlePing } from './handlers/ping.js';
+import { handlePublish } from './handlers/publish.js';
+import { handleSubscribe } from './handlers/subscribe.js';
+import { closeClient, handleClose, handleUnsubscribe } from './handlers/unsubscribe.js';
+import { logStartup } from './log.js';
+import { nuid } from './nuid.js';
+import {
+  type StreamingOptions,
+  resolveStreamingOptions,
+  validateStreamingOptions,
+} from './options.js';
+import { ConnectRequest } from './protocol/index.js';
+import { recoverState } from './recover.js';
+import { redeliverAll, redeliverExpired } from './redelivery.js';
+import { MemoryStore } from './store/memory.js';
+import { isStoreError } from './store/errors.js';
+import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
+import type { Sub } from './subscription.js';
+
+/** The reference version this server behaves as (serverz `version`). */
+export const STREAMING_VERSION = '0.25.6';
+
+export type StreamingState = 'STANDALONE' | 'SHUTDOWN' | 'FAILED';
+
+/** Errors that stop the streaming server from starting (bad options, cluster ID clash). */
+export class StreamingStartError extends Error {
+  override readonly name = 'StreamingStartError';
+}
+
+export const Err = {
+  invalidConnReq: 'stan: invalid connection request',
+  invalidClientID: 'stan: invalid clientID: only alphanumeric and `-` or `_` characters allowed',
+  clientIDRegistered: 'stan: clientID already registered',
+  invalidPubReq: 'stan: invalid publish request',
+  invalidSubReq: 'stan: invalid subscription request',
+  missingClient: 'stan: clientID missing',
+  invalidAckWait: 'stan: invalid ack wait time, should be >= 1s',
+  invalidMaxInflight: 'stan: invalid MaxInflight, should be >= 1',
+  invalidStart: 'stan: invalid start position',
+  invalidSubject: 'stan: invalid subject',
+  unknownClient: 'stan: unknown clientID',
+  durableQueueName:
+    "stan: durable name of a durable queue subscriber can't contain the character ':'",
+  dupDurable: 'stan: duplicate durable registration',
+  invalidUnsubReq: 'stan: invalid unsubscribe request',
+  unknownChannel: 'stan: unknown channel',
+  invalidSub: 'stan: invalid subscription',
+  invalidCloseReq: 'stan: invalid close request',
+  channelDeleting: 'stan: channel is being deleted',
+  clientReplaced: 'client has been replaced or is no longer registered',
+} as const;
+
+export class StreamingServer {
+  readonly options: StreamingOptions;
+  readonly logger: Logger;
+  readonly serverId = nuid.next();
+  readonly startTime = new Date();
+  state: StreamingState = 'STANDALONE';
+  info!: ServerInfoRecord;
+  store!: Store;
+  bus!: Bus;
+
+  readonly clients = new Map<string, StanClient>();
+  readonly clientsByConn = new Map<string, StanClient>();
+  /** Client IDs whose duplicate check (probe of the old client) is running. */
+  readonly checkingIds = new Set<string>();
+  readonly channels = new Map<string, Channel>();
+  /** Lower-cased name -> name: channels differing only by case are refused. */
+  private readonly lowerNames = new Map<string, string>();
+  /** Online subscriptions by ack inbox. */
+  readonly ackInboxes = new Map<string, Sub>();
+
+  inMsgs = 0;
+  inBytes = 0;
+  outMsgs = 0;
+  outBytes = 0;
+
+  // The publish batch of this turn: acks in arrival order, channels with new messages.
+  private ackReplies: string[] = [];
+  private ackGuids: string[] = [];
+  private ackErrors: string[] = [];
+  private dirty: Channel[] = [];
+  private batchScheduled = false;
+  private batchRunning: Promise<void> | null = null;
+
+  private readonly subs: BusSubscription[] = [];
+  private started = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    /** The core server for the in-process bus; null when options.natsServer is set. */
+    private readonly core: Server | null,
+    options: Partial<StreamingOptions> = {},
+    logger?: Logger,
+  ) {
+    this.options = resolveStreamingOptions(options);
+    const problems = validateStreamingOptions(this.options);
+    if (problems.length > 0) throw new StreamingStartError(problems.join('; '));
+    this.logger =
+      logger ??
+      core?.logger ??
+      createLogger({ debug: false, trace: false, logtime: true, logFile: '', quiet: true });
+  }
+
+  get clusterId(): string {
+    return this.options.clusterId;
+  }
+
+  get pingSubject(): string {
+    return this.info.discovery + '.pings';
+  }
+
+  /** Opens the store, recovers, checks no other server uses the cluster ID, subscribes. */
+  async start(): Promise<void> {
+    const o = this.options;
+    this.store = o.store ?? this.createStore();
+    this.bus = await this.createBus();
+    try {
+      await this.recoverAndInit();
+      await this.checkNoOtherServer();
+      this.subscribeAll();
+    } catch (err) {
+      await this.bus.close();
+      await this.store.close().catch(() => undefined);
+      this.state = 'FAILED';
+      throw err;
+    }
+    this.started = true;
+    logStartup(this);
+  }
+
+  private createStore(): Store {
+    const o = this.options;
+    if (o.storeType !== 'MEMORY') {
+      throw new StreamingStartError(
+        `store type ${o.storeType} not implemented yet (only MEMORY is available)`,
+      );
+    }
+    try {
+      return new MemoryStore({
+        limits: o.limits,
+        onChannelInactive: (name) => {
+          this.onChannelInactive(name);
+        },
+        warn: (text) => {
+          this.logger.warn(`STAN: ${text}`);
+        },
+      });
+    } catch (err) {
+      if (isStoreError(err)) throw new StreamingStartError(err.message);
+      throw err;
+    }
+  }
+
+  private async createBus(): Promise<Bus> {
+    const name = `_NSS-${this.clusterId}-general`;
+    if (this.options.natsServer !== '') return NatsBus.connect(this.options.natsServer, name);
+    if (this.core === null) throw new StreamingStartError('no NATS server to connect to');
+    return new InternalBus(this.core, name);
+  }
+
+  private async recoverAndInit(): Promise<void> {
+    const o = this.options;
+    const recovered = await this.store.recover();
+    if (recovered !== undefined) {
+      if (recovered.info.clusterID !== o.clusterId) {
+        throw new StreamingStartError(
+          `cluster ID "${o.clusterId}" does not match recovered value of "${recovered.info.clusterID}"`,
+        );
+      }
+      this.info = recovered.info;
+      recoverState(this, recovered);
+      return;
+    }
+    const cid = o.clusterId;
+    this.info = {
+      clusterID: cid,
+      discovery: `${o.discoverPrefix}.${cid}`,
+      publish: `_STAN.pub.${cid}`,
+      subscribe: `_STAN.sub.${cid}`,
+      unsubscribe: `_STAN.unsub.${cid}`,
+      close: `_STAN.close.${cid}`,
+      subClose: `_STAN.subclose.${cid}`,
+      acksSubs: `_STAN.ack.${cid}`,
+      nodeID: '',
+    };
+    this.store.init(this.info);
+    await this.store.flush();
+  }
+
+  /** As the reference: a ConnectRequest probe on our discover subject must get no answer. */
+  private async checkNoOtherServer(): Promise<void> {
+    const probe = ConnectRequest.encode({
+      clientID: this.clusterId,
+      heartbeatInbox: `_INBOX.${nuid.next()}`,
+    }).finish();
+    const reply = await this.bus.request(this.info.discovery, probe, 250);
+    if (reply !== null) {
+      throw new StreamingStartError(
+        `discovered another streaming server with cluster ID "${this.clusterId}"`,
+      );
+    }
+  }
+
+  private subscribeAll(): void {
+    const bus = this.bus;
+    const info = this.info;
+    const on = (subject: string, fn: (reply: string | null, data: Buffer) => void): void => {
+      this.subs.push(
+        bus.subscribe(subject, (_s, reply, data) => {
+          try {
+            fn(reply, data);
+          } catch (err) {
+            // Never let one bad request take the server down.
+            this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
+          }
+        }),
+      );
+    };
+    on(info.discovery, (reply, data) => {
+      handleConnect(this, reply, data);
+    });
+    on(this.pingSubject, (reply, data) => {
+      handlePing(this, reply, data);
+    });
+    on(info.publish + '.>', (reply, data) => {
+      handlePublish(this, reply, data);
+    });
+    on(info.subscribe, (reply, data) => {
+      void handleSubscribe(this, reply, data);
+    });
+    on(info.unsubscribe, (reply, data) => {
+      handleUnsubscribe(this, reply, data, false);
+    });
+    on(info.subClose, (reply, data) => {
+      handleUnsubscribe(this, reply, data, true);
+    });
+    on(info.close, (reply, data) => {
+      handleClose(this, reply, data);
+    });
+  }
+
+  /** Subscribes to a subscription's ack inbox. */
+  listenAcks(sub: Sub): void {
+    this.ackInboxes.set(sub.ackInbox, sub);
+    sub.ackSub = this.bus.subscribe(sub.ackInbox, (_s, _r, data) => {
+      handleAck(this, sub, data);
+    });
+  }
+
+  stopAcks(sub: Sub): void {
+    sub.ackSub?.unsubscribe();
+    sub.ackSub = null;
+    if (this.ackInboxes.get(sub.ackInbox) === sub) this.ackInboxes.delete(sub.ackInbox);
+  }
+
+  // ---- clients ------------------------------------------------------------------
+
+  registerClient(record: ClientRecord): StanClient {
+    const client = new StanClient(record);
+    this.clients.set(client.id, client);
+    if (client.connKey !== '') this.clientsByConn.set(client.connKey, client);
+    this.store.addClient(record);
+    this.startHeartbeats(client);
+    return client;
+  }
+
+  startHeartbeats(client: StanClient): void {
+    client.startHeartbeats(this.bus, this.hbSettings, this.onClientDead);
+  }
+
+  get hbSettings(): { interval: number; timeout: number; failCount: number } {
+    const o = this.options;
+    return { interval: o.hbInterval, timeout: o.hbTimeout, failCount: o.hbFailCount };
+  }
+
+  readonly onClientDead = (client: StanClient): void => {
+    if (this.clients.get(client.id) !== client) return;
+    this.logger.debug(
+      `STAN: [Client:${client.id}] Timed out on heartbeats, closing after ${client.failedHb} failed attempts`,
+    );
+    closeClient(this, client);
+  };
+
+  // ---- channels -----------------------------------------------------------------
+
+  /** The channel, created on first use; throws Error with the text for the client. */
+  channel(name: string): Channel {
+    const existing = this.channels.get(name);
+    if (existing !== undefined) return existing;
+    const lower = name.toLowerCase();
+    const other = this.lowerNames.get(lower);
+    if (other !== undefined) {
+      throw new Error(
+        `rejecting channel "${name}" because channel "${other}" alreay exists (different cases not allowed)`,
+      );
+    }
+    const channel = new Channel(this, this.store.createChannel(name));
+    this.channels.set(name, channel);
+    this.lowerNames.set(lower, name);
+    this.logger.debug(`STAN: Channel "${name}" has been created`);
+    return channel;
+  }
+
+  /** A channel rebuilt from a recovered store. */
+  adoptChannel(channel: Channel): void {
+    this.channels.set(channel.name, channel);
+    this.lowerNames.set(channel.name.toLowerCase(), channel.name);
+  }
+
+  /** A recovered online subscription: unacked messages again, then new ones. */
+  resumeRecovered(sub: Sub): void {
+    redeliverAll(this, sub);
+    sub.channel.sendAvailable(sub);
+  }
+
+  /** max_inactivity: the store reports the channel idle; delete it unless it is in use. */
+  private onChannelInactive(name: string): void {
+    const channel = this.channels.get(name);
+    if (channel === undefined || this.state !== 'STANDALONE') return;
+    if (channel.hasActiveSubs() || channel.subscribing > 0) return;
+    for (const d of channel.durables.values()) d.stopTimer();
+    for (const g of channel.groups.values()) g.shadow?.stopTimer();
+    try {
+      this.store.deleteChannel(name);
+    } catch (err) {
+      this.logger.error(`STAN: Error deleting channel "${name}": ${String(err)}`);
+      return;
+    }
+    this.channels.delete(name);
+    this.lowerNames.delete(name.toLowerCase());
+    this.logger.info(`STAN: Channel "${name}" has been deleted`);
+  }
+
+  // ---- the publish batch -----------------------------------------------------------
+
+  /** Queues a PubAck (error '' for success) and schedules the end-of-turn batch. */
+  queueAck(reply: string | null, guid: string, error: string): void {
+    if (reply !== null && reply !== '') {
+      this.ackReplies.push(reply);
+      this.ackGuids.push(guid);
+      this.ackErrors.push(error);
+    }
+    this.scheduleBatch();
+  }
+
+  markDirty(channel: Channel): void {
+    if (!channel.dirty) {
+      channel.dirty = true;
+      this.dirty.push(channel);
+    }
+  }
+
+  private scheduleBatch(): void {
+    if (this.batchScheduled) return;
+    this.batchScheduled = true;
+    setImmediate(this.runBatch);
+  }
+
+  private readonly runBatch = (): void => {
+    this.batchScheduled = false;
+    // One batch at a time, so PubAcks keep arrival order across batches.
+    const previous = this.batchRunning ?? Promise.resolve();
+    const replies = this.ackReplies;
+    const guids = this.ackGuids;
+    const errors = this.ackErrors;
+    const dirty = this.dirty;
+    this.ackReplies = [];
+    this.ackGuids = [];
+    this.ackErrors = [];
+    this.dirty = [];
+    const run = previous
+      .then(() => this.store.flush())
+      .then(
+        () => {
+          for (let i = 0; i < dirty.length; i++) {
+            const ch = dirty[i]!;
+            if (this.channels.get(ch.name) === ch) ch.deliverNew();
+            else ch.dirty = false;
+          }
+          this.sendAcks(replies, guids, errors, null);
+        },
+        (err: unknown) => {
+          // The writes of this batch may be lost: no PubAck may say otherwise.
+          this.logger.error(`STAN: Error flushing the store: ${String(err)}`);
+          for (const ch of dirty) ch.dirty = false;
+          this.sendAcks(replies, guids, errors, `stan: store flush failed: ${String(err)}`);
+        },
+      );
+    this.batchRunning = run;
+    void run.then(() => {
+      if (this.batchRunning === run) this.batchRunning = null;
+    });
+  };
+
+  private sendAcks(replies: string[], guids: string[], errors: string[], failure: string | null) {
+    const bus = this.bus;
+    for (let i = 0; i < replies.length; i++) {
+      const error = errors[i]! !== '' ? errors[i]! : (failure ?? '');
+      bus.publish(
+        replies[i]!,
+        null,
+        error === '' ? encodePubAck(guids[i]!) : encodePubAckError(guids[i]!, error),
+      );
+    }
+  }
+
+  // ---- deliveries ---------------------------------------------------------------------
+
+  /** Publishes a MsgProto to a subscription's inbox and counts it. */
+  sendMsg(inbox: string, bytes: Uint8Array): void {
+    this.outMsgs++;
+    this.outBytes += bytes.length;
+    this.bus.publish(inbox, null, bytes);
+  }
+
+  redeliverExpired(sub: Sub): void {
+    redeliverExpired(this, sub);
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------
+
+  async close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (!this.started) return;
+    this.state = 'SHUTDOWN';
+    this.logger.info('STAN: Shutting down.');
+    await this.batchRunning;
+    for (const client of this.clients.values()) client.stopHeartbeats();
+    for (const ch of this.channels.values()) {
+      for (const s of ch.allSubs()) s.stopTimer();
+    }
+    for (const s of this.subs) s.unsubscribe();
+    await this.bus.close().catch(() => undefined);
+    await this.store.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,185 @@
+// One streaming subscription: where its messages go, what it has sent and not had
+// acked, MaxInflight (stalled), AckWait and redelivery.
+//
+// Pending messages live in a Map from sequence to expiration time (ms). Entries are
+// added in send order and a subscription's AckWait is one value, so insertion order
+// is expiration order and the ack timer only looks at the first entry; when a queue
+// member inherits messages from a member that left they expire sooner than the
+// rest, and `ordered` is cleared so the timer scans everything once.
+
+import { markRedelivered } from './protocol/msgproto.js';
+import type { StoredMsg, SubRecord } from './store/types.js';
+import type { BusSubscription } from './bus.js';
+import type { Channel } from './channel.js';
+import type { StanClient } from './client.js';
+import type { QueueGroup } from './queue.js';
+
+export class Sub {
+  /** Store record ID (per channel). */
+  id: number;
+  clientID: string;
+  inbox: string;
+  ackInbox: string;
+  /** Durable name of a plain durable (empty for queue members, as in monitoring). */
+  readonly durableName: string;
+  /** Queue group as monitoring shows it ("dur:group" for durable groups), or ''. */
+  readonly queueName: string;
+  readonly isDurable: boolean;
+  maxInflight: number;
+  ackWaitSecs: number;
+  ackWaitMs: number;
+  /** Highest sequence sent to this subscription. */
+  lastSent: number;
+  /** Offline durable or durable queue shadow: kept, nothing is sent. */
+  offline = false;
+  stalled = false;
+  /** Sequence -> expiration (ms since epoch). */
+  readonly pending = new Map<number, number>();
+  ordered = true;
+  /** Redelivery counts by sequence, for a subscription outside a queue group. */
+  private redeliveries: Map<number, number> | null = null;
+  group: QueueGroup | null = null;
+  client: StanClient | null = null;
+  ackSub: BusSubscription | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+  /** A message fetch from the store is in progress (stores that read asynchronously). */
+  fetching = false;
+
+  constructor(
+    readonly channel: Channel,
+    record: SubRecord,
+    /** The original durable name (also for durable queue members); store key parts. */
+    readonly durable: string,
+  ) {
+    this.id = record.id;
+    this.clientID = record.clientID;
+    this.inbox = record.inbox;
+    this.ackInbox = record.ackInbox;
+    this.queueName = record.qGroup;
+    this.isDurable = record.isDurable;
+    this.durableName = record.qGroup === '' ? record.durableName : '';
+    this.maxInflight = record.maxInFlight;
+    this.ackWaitSecs = record.ackWaitInSecs;
+    this.ackWaitMs = record.ackWaitInSecs * 1000;
+    this.lastSent = record.lastSent;
+    this.offline = record.isClosed;
+  }
+
+  record(): SubRecord {
+    return {
+      id: this.id,
+      clientID: this.clientID,
+      qGroup: this.queueName,
+      inbox: this.inbox,
+      ackInbox: this.ackInbox,
+      maxInFlight: this.maxInflight,
+      ackWaitInSecs: this.ackWaitSecs,
+      durableName: this.durable,
+      lastSent: this.lastSent,
+      isDurable: this.isDurable,
+      isClosed: this.offline,
+    };
+  }
+
+  /** The pending sequences in ascending order. */
+  pendingSorted(): number[] {
+    return [...this.pending.keys()].sort((a, b) => a - b);
+  }
+
+  /** First delivery of message `seq`. */
+  send(seq: number, msg: StoredMsg, now: number): void {
+    const ch = this.channel;
+    this.lastSent = seq;
+    this.pending.set(seq, now + this.ackWaitMs);
+    ch.store.subs.addPending(this.id, seq);
+    ch.server.sendMsg(this.inbox, msg.encoded);
+    if (this.pending.size >= this.maxInflight) this.stalled = true;
+    if (this.timer === null) this.armTimer(now + this.ackWaitMs, now);
+  }
+
+  /** A redelivery (forced: MaxInflight does not apply), flagged and counted. */
+  resend(seq: number, msg: StoredMsg, now: number): void {
+    const counts = this.group !== null ? this.group.redeliveries : this.ownCounts();
+    const count = (counts.get(seq) ?? 0) + 1;
+    counts.set(seq, count);
+    this.pending.delete(seq);
+    this.pending.set(seq, now + this.ackWaitMs);
+    if (this.pending.size >= this.maxInflight) this.stalled = true;
+    this.channel.server.sendMsg(this.inbox, markRedelivered(msg.encoded, count));
+    if (this.timer === null) this.armTimer(now + this.ackWaitMs, now);
+  }
+
+  /** Takes `seq` as pending, to be redelivered at `expiry` (messages of a member that left). */
+  adopt(seq: number, expiry: number, now: number): void {
+    this.pending.delete(seq);
+    this.pending.set(seq, expiry);
+    this.ordered = false;
+    this.channel.store.subs.addPending(this.id, seq);
+    if (seq > this.lastSent) this.lastSent = seq;
+    if (this.pending.size >= this.maxInflight) this.stalled = true;
+    this.armTimer(expiry, now);
+  }
+
+  /** Removes `seq` from the pending set; false if it was not pending here. */
+  forget(seq: number): boolean {
+    if (!this.pending.delete(seq)) return false;
+    this.channel.store.subs.ack(this.id, seq);
+    if (this.group !== null) this.group.redeliveries.delete(seq);
+    else this.redeliveries?.delete(seq);
+    if (this.pending.size === 0) {
+      this.stopTimer();
+      this.ordered = true;
+    }
+    return true;
+  }
+
+  private ownCounts(): Map<number, number> {
+    this.redeliveries ??= new Map<number, number>();
+    return this.redeliveries;
+  }
+
+  /** Resets redelivery counts (a durable resuming starts over at 1, as the reference). */
+  clearRedeliveryCounts(): void {
+    this.redeliveries = null;
+  }
+
+  /** Arms the ack timer to fire at `at` unless it already fires sooner. */
+  armTimer(at: number, now: number): void {
+    if (this.offline) return;
+    if (this.timer !== null) {
+      if (this.timerAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = at;
+    this.timer = setTimeout(this.onTimer, Math.max(0, at - now));
+    this.timer.unref();
+  }
+
+  stopTimer(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (this.offline || this.pending.size === 0) return;
+    this.channel.server.redeliverExpired(this);
+  };
+
+  /** Sequences whose AckWait has passed, and the next expiration (0 if none). */
+  expired(now: number): { seqs: number[]; next: number } {
+    const seqs: number[] = [];
+    let next = 0;
+    for (const [seq, expiry] of this.pending) {
+      if (expiry <= now) {
+        seqs.push(seq);
+      } else {
+        if (next === 0 || expiry < next) next = expiry;
+        if (this.ordered) break;
+      }
+    }
+    if (!this.ordered) seqs.sort((a, b) => a - b);
+    return { seqs, next };
+  }
+}
