@@ -8,6 +8,7 @@ import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
+import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let cl;
@@ -40,6 +41,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
+  const streaming = streamingSettingsForCli(cl, settings.config);
+  if (typeof streaming === 'number') return streaming;
   let server: Server;
   try {
     server = new Server(settings.options);
@@ -62,6 +65,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         ? `Can't start monitoring: ${message}`
         : `Error listening on port: ${message}`,
     );
+    await server.close();
+    return 1;
+  }
+  if (!(await startStreamingForCli(server, monitor, streaming))) {
     await server.close();
     return 1;
   }

@@ -3,6 +3,9 @@
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor, type Monitor } from './monitor/index.js';
 import { Server } from './server/server.js';
+import { startStreaming } from './streaming/attach.js';
+import type { StreamingOptions } from './streaming/options.js';
+import type { StreamingServer } from './streaming/server.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
@@ -15,7 +18,17 @@ export {
   type MonitorResponse,
 } from './monitor/index.js';
 
-export type StartOptions = Partial<ServerOptions>;
+export {
+  StreamingServer,
+  StreamingStartError,
+  type StreamingOptions,
+  STREAMING_VERSION,
+} from './streaming/index.js';
+
+export type StartOptions = Partial<ServerOptions> & {
+  /** Runs the streaming layer too (true for the defaults), e.g. `{ clusterId: 'c' }`. */
+  streaming?: Partial<StreamingOptions> | boolean;
+};
 
 export interface RunningServer {
   /** The client port actually bound. */
@@ -27,6 +40,8 @@ export interface RunningServer {
   readonly monitor: Monitor | null;
   /** The monitoring port actually bound; 0 when monitoring is off. */
   readonly httpPort: number;
+  /** The streaming server when `streaming` was given, else null. */
+  readonly streaming: StreamingServer | null;
   close(): Promise<void>;
 }
 
@@ -35,10 +50,11 @@ export interface RunningServer {
  * servers log nothing unless a log file, debug or trace is asked for.
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const { streaming: streamingOptions, ...coreOptions } = options;
   const quiet =
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
-  const server = new Server({ ...options, quiet });
+  const server = new Server({ ...coreOptions, quiet });
   const monitor = attachMonitor(server);
   try {
     await server.start();
@@ -46,12 +62,26 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await server.close();
     throw err;
   }
+  let streaming: StreamingServer | null = null;
+  if (streamingOptions !== undefined && streamingOptions !== false) {
+    try {
+      streaming = await startStreaming(
+        server,
+        monitor,
+        streamingOptions === true ? {} : streamingOptions,
+      );
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+  }
   return {
     port: server.port,
     url: server.url,
     server,
     monitor,
     httpPort: monitor?.port ?? 0,
+    streaming,
     close: () => server.close(),
   };
 }

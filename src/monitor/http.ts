@@ -201,8 +201,9 @@ export class Monitor {
     try {
       const body = Buffer.from(response.body, 'utf8');
       const headers: Record<string, string | number> = {
-        'Content-Type': response.contentType,
-        'Content-Length': body.length,
+        // An empty type sends no Content-Type (a 204, as /streaming/isFTActive).
+        ...(response.contentType !== '' ? { 'Content-Type': response.contentType } : {}),
+        ...(response.status !== 204 ? { 'Content-Length': body.length } : {}),
         ...response.headers,
       };
       // As the reference from 2.9.22 on (2.9.10 sends no CORS header at all).
