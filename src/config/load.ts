@@ -12,6 +12,7 @@ import {
   parseDuration,
 } from './conf.js';
 import type { ServerOptions } from './options.js';
+import { goDuration } from './duration-format.js';
 
 /** What a config file says: server options plus the sections other layers read. */
 export interface LoadedConfig {
@@ -61,6 +62,11 @@ const unsupported = new Set([
   'connect_error_reports',
   'reconnect_error_reports',
   'lame_duck_duration_warning',
+  'logfile_size_limit',
+  'max_sub_tokens',
+  'max_subscription_tokens',
+  'maps',
+  'storedir',
   'system_account',
   'no_system_account',
   'mappings',
@@ -176,12 +182,18 @@ registerConfigKeys(['write_deadline'], (e, out) => {
 registerConfigKeys(['lame_duck_duration'], (e, out) => {
   const ms = expectDuration(e.value, e.key, out);
   if (ms < 30_000) {
-    throw new ConfigError(e.value, `invalid lame_duck_duration of ${ms}ms, minimum is 30s`);
+    throw new ConfigError(
+      e.value,
+      `invalid lame_duck_duration of ${goDuration(ms)}, minimum is 30 seconds`,
+    );
   }
   setOption(out, 'lameDuckDuration', ms);
 });
 registerConfigKeys(['lame_duck_grace_period'], (e, out) => {
-  setOption(out, 'lameDuckGracePeriod', expectDuration(e.value, e.key, out));
+  const ms = expectDuration(e.value, e.key, out);
+  if (ms < 0)
+    throw new ConfigError(e.value, 'invalid lame_duck_grace_period, needs to be positive');
+  setOption(out, 'lameDuckGracePeriod', ms);
 });
 registerConfigKeys(['no_header_support'], (e, out) => {
   setOption(out, 'noHeaderSupport', expectBool(e.value, e.key));

@@ -115,6 +115,11 @@ export function validateOptions(o: ServerOptions): string[] {
   if (!(o.pingInterval > 0)) problems.push('ping_interval must be positive');
   if (!(o.writeDeadline > 0)) problems.push('write_deadline must be positive');
   if (!(o.authTimeout > 0)) problems.push('authorization timeout must be positive');
+  if (o.lameDuckDuration > 0 && o.lameDuckGracePeriod >= o.lameDuckDuration) {
+    problems.push(
+      `lame duck grace period (${o.lameDuckGracePeriod}ms) should be strictly lower than lame duck duration (${o.lameDuckDuration}ms)`,
+    );
+  }
   if (o.maxPayload > o.maxPending) {
     problems.push(
       `max_payload (${o.maxPayload}) cannot be higher than max_pending (${o.maxPending})`,

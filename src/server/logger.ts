@@ -2,7 +2,7 @@
 // Debug and trace are checked by the caller through flags, so a disabled level
 // costs one boolean test and builds no string.
 
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 
 export interface Logger {
   readonly debugEnabled: boolean;
@@ -15,6 +15,8 @@ export interface Logger {
   trace(text: string): void;
   /** Reopens the log file (SIGUSR1), so log rotation works. */
   reopen(): void;
+  /** Takes new settings (a config reload): levels, timestamps, another file. */
+  configure(options: LoggerOptions): void;
   close(): void;
 }
 
@@ -39,51 +41,98 @@ export function timestamp(d: Date): string {
 }
 
 export function createLogger(options: LoggerOptions): Logger {
-  const quiet = options.quiet;
-  let file: WriteStream | null = null;
-  const open = (): void => {
-    if (options.logFile !== '') file = createWriteStream(options.logFile, { flags: 'a' });
-  };
-  open();
-  const prefix = `[${process.pid}] `;
-  const write = (tag: string, text: string): void => {
-    if (quiet) return;
+  return new LineLogger(options);
+}
+
+/**
+ * Writes each line at once, to the file with a synchronous write as the reference
+ * does: a line logged just before the process exits is on disk, and a rotated file
+ * (renamed, then SIGUSR1) gets no line after its reopen.
+ */
+class LineLogger implements Logger {
+  debugEnabled = false;
+  traceEnabled = false;
+  private readonly prefix = `[${process.pid}] `;
+  private settings: LoggerOptions;
+  private fd: number | null = null;
+
+  constructor(options: LoggerOptions) {
+    this.settings = { ...options };
+    this.levels();
+    this.open();
+  }
+
+  private levels(): void {
+    const o = this.settings;
+    this.debugEnabled = !o.quiet && (o.debug || o.trace);
+    this.traceEnabled = !o.quiet && o.trace;
+  }
+
+  private open(): void {
+    if (this.settings.logFile !== '' && !this.settings.quiet) {
+      this.fd = openSync(this.settings.logFile, 'a', 0o640);
+    }
+  }
+
+  private write(tag: string, text: string): void {
+    const o = this.settings;
+    if (o.quiet) return;
     const line =
-      prefix + (options.logtime ? timestamp(new Date()) + ' ' : '') + tag + ' ' + text + '\n';
-    if (file !== null) file.write(line);
-    else process.stderr.write(line);
-  };
-  return {
-    debugEnabled: !quiet && (options.debug || options.trace),
-    traceEnabled: !quiet && options.trace,
-    info: (t) => {
-      write('[INF]', t);
-    },
-    warn: (t) => {
-      write('[WRN]', t);
-    },
-    error: (t) => {
-      write('[ERR]', t);
-    },
-    fatal: (t) => {
-      write('[FTL]', t);
-    },
-    debug: (t) => {
-      if (options.debug || options.trace) write('[DBG]', t);
-    },
-    trace: (t) => {
-      if (options.trace) write('[TRC]', t);
-    },
-    reopen: () => {
-      if (file !== null) {
-        file.end();
-        file = null;
-        open();
-      }
-    },
-    close: () => {
-      if (file !== null) file.end();
-      file = null;
-    },
-  };
+      this.prefix + (o.logtime ? timestamp(new Date()) + ' ' : '') + tag + ' ' + text + '\n';
+    if (this.fd === null) {
+      process.stderr.write(line);
+      return;
+    }
+    try {
+      writeSync(this.fd, line);
+    } catch {
+      // A full disk must not take the server down; the line goes to stderr instead.
+      process.stderr.write(line);
+    }
+  }
+
+  info(text: string): void {
+    this.write('[INF]', text);
+  }
+  warn(text: string): void {
+    this.write('[WRN]', text);
+  }
+  error(text: string): void {
+    this.write('[ERR]', text);
+  }
+  fatal(text: string): void {
+    this.write('[FTL]', text);
+  }
+  debug(text: string): void {
+    if (this.debugEnabled) this.write('[DBG]', text);
+  }
+  trace(text: string): void {
+    if (this.traceEnabled) this.write('[TRC]', text);
+  }
+
+  reopen(): void {
+    if (this.fd === null) return;
+    this.close();
+    this.open();
+  }
+
+  configure(options: LoggerOptions): void {
+    const fileChanged = options.logFile !== this.settings.logFile;
+    this.settings = { ...options };
+    this.levels();
+    if (fileChanged) {
+      this.close();
+      this.open();
+    }
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed: nothing left to release.
+    }
+    this.fd = null;
+  }
 }

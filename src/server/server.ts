@@ -4,12 +4,16 @@
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
 import { type ServerOptions, resolveOptions, validateOptions } from '../config/options.js';
+import type { LoadedConfig } from '../config/load.js';
+import { infoAfterFirstPong } from './async-info.js';
 import { Account, GLOBAL_ACCOUNT } from './account.js';
 import { Client, type ConnectOptions } from './client.js';
 import { type ClosedClientInfo, snapshotClosed } from './closed.js';
 import { newServerId } from './identity.js';
 import { createLogger, type Logger } from './logger.js';
+import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage } from './message.js';
+import { type ReloadHook, reloadServer } from './reload.js';
 import { type InternalHandler, Subscription } from './subscription.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 
@@ -35,6 +39,12 @@ export class Server {
   port = 0;
   authRequired = false;
   lameDuck = false;
+  /** The config file the command line named, for the log; empty when embedded. */
+  configFile = '';
+  /** Layers that take part in a config reload (security, streaming): see reload.ts. */
+  readonly reloadHooks: ReloadHook[] = [];
+  /** When a reload last changed max_payload (ms since epoch), for async INFO. */
+  maxPayloadChangedAt = 0;
 
   inMsgs = 0;
   inBytes = 0;
@@ -84,6 +94,7 @@ export class Server {
     this.logger.info(`  Git:      [not set]`);
     this.logger.info(`  Name:     ${this.name}`);
     this.logger.info(`  ID:       ${this.id}`);
+    if (this.configFile !== '') this.logger.info(`Using configuration file: ${this.configFile}`);
     // Listeners beside this one (the HTTP monitor) open first, as in the reference.
     for (const hook of this.startHooks) await hook();
     const listener = createServer({ noDelay: true }, (socket) => {
@@ -211,8 +222,10 @@ export class Server {
     this.subscriptionCount--;
   }
 
-  afterFirstPong(_c: Client): void {
-    // Async INFO (cluster changes) goes only to clients past their first PONG.
+  afterFirstPong(c: Client): void {
+    // Async INFO goes only to clients past their first PONG; one that missed a change
+    // gets a fresh INFO now.
+    infoAfterFirstPong(this, c);
   }
 
   clientClosed(c: Client): void {
@@ -280,6 +293,45 @@ export class Server {
   /** Registers work for close(), such as stopping a listener that sits beside this one. */
   onShutdown(hook: () => Promise<void>): void {
     this.shutdownHooks.push(hook);
+  }
+
+  /**
+   * Changes options at run time, as a config reload does: reloadable options take
+   * effect, on existing connections too; a change to any other option throws
+   * (ReloadError) and nothing changes. Returns the option keys that changed.
+   */
+  applyReload(changes: Partial<ServerOptions>, config: LoadedConfig | null = null): string[] {
+    return reloadServer(this, changes, config, false);
+  }
+
+  /**
+   * Reloads a whole configuration (SIGHUP: the config file with the flags on top):
+   * as applyReload, but an option it leaves out goes back to its default. `config`
+   * carries the sections the reload hooks of other layers read.
+   */
+  reloadConfig(options: Partial<ServerOptions>, config: LoadedConfig | null): string[] {
+    return reloadServer(this, options, config, true);
+  }
+
+  /**
+   * Lame duck mode: stops accepting, sends INFO with `"ldm":true`, closes the
+   * clients spread over lame_duck_duration after lame_duck_grace_period, then shuts
+   * down. Resolves once the server is closed.
+   */
+  lameDuckShutdown(): Promise<void> {
+    return lameDuckShutdown(this);
+  }
+
+  /** Closes the client listener at once; connections already accepted stay. */
+  stopAccepting(): void {
+    // net.Server.close() stops listening now; its callback would wait for every
+    // accepted connection to end, so it is not awaited here.
+    if (this.listener?.listening === true) this.listener.close();
+  }
+
+  /** True once close() has begun. */
+  get shuttingDown(): boolean {
+    return this.closing !== null;
   }
 
   /** Stops accepting, closes every connection, resolves when the listener is closed. */
