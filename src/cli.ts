@@ -1,6 +1,7 @@
 // The `wirebus` command: flags (and config file), then the server, then signals.
 
 import { writeFileSync, rmSync } from 'node:fs';
+import { attachSecurityFromSettings } from './auth/config.js';
 import { ConfigError } from './config/conf.js';
 import { parseCommandLine, usage, UsageError, type CommandLine } from './config/flags.js';
 import { loadConfig, type LoadedConfig } from './config/load.js';
@@ -46,6 +47,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   let server: Server;
   try {
     server = new Server(settings.options);
+  } catch (err) {
+    process.stderr.write(`wirebus: ${(err as Error).message}\n`);
+    return 2;
+  }
+  try {
+    // Authentication, accounts and TLS: checked by -t too.
+    attachSecurityFromSettings(server, settings.config, cl.extra);
   } catch (err) {
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;

@@ -155,11 +155,32 @@ export class Parser {
   private pending: Buffer | null = null;
   private pendingLen = 0;
   private isHmsg = false;
+  private suspended = false;
+  private held: Buffer | null = null;
 
   constructor(handler: ParserHandler, limits: ParserLimits) {
     this.handler = handler;
     this.maxControlLine = limits.maxControlLine;
     this.maxPayload = limits.maxPayload;
+  }
+
+  /**
+   * Called by the handler inside onConnect when it cannot answer at once (a bcrypt
+   * check runs off the event loop): parse() returns right after that CONNECT and
+   * holds the rest of the chunk, and any later chunk, until resume(). Ops after a
+   * CONNECT must wait for its verdict, as they would behind the reference's
+   * synchronous check.
+   */
+  suspend(): void {
+    this.suspended = true;
+  }
+
+  /** Parses what suspend() held back, in order. */
+  resume(): void {
+    this.suspended = false;
+    const held = this.held;
+    this.held = null;
+    if (held !== null) this.parse(held);
   }
 
   /** Stops parsing for good: the rest of this chunk and every later one are ignored. */
@@ -182,6 +203,10 @@ export class Parser {
   }
 
   parse(buf: Buffer): void {
+    if (this.suspended) {
+      this.held = this.held === null ? buf : Buffer.concat([this.held, buf]);
+      return;
+    }
     const len = buf.length;
     let i = 0;
     while (i < len) {
@@ -337,6 +362,10 @@ export class Parser {
               break;
             case S.CONNECT_ARG:
               this.handler.onConnect(argBuf, start, end);
+              if (this.suspended && !this.stopped) {
+                if (i < len) this.held = buf.subarray(i);
+                return;
+              }
               break;
             case S.INFO_ARG:
               this.handler.onInfo(argBuf, start, end);

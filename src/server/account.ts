@@ -9,9 +9,20 @@ import type { Subscription } from './subscription.js';
 
 export const GLOBAL_ACCOUNT = '$G';
 
+/**
+ * Routing beyond the account's own index: stream exports to importers, service
+ * imports to exporters and their responses back (src/auth/accounts.ts).
+ */
+export interface AccountLinks {
+  /** Routes m on to linked accounts; returns how many subscriptions received it. */
+  route(publisher: Client | null, subject: string, m: PublishedMessage): number;
+}
+
 export class Account {
   readonly name: string;
   readonly sublist: Sublist<Subscription>;
+  /** Imports and exports; null (the usual case) keeps routing to this index alone. */
+  links: AccountLinks | null = null;
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;
@@ -31,6 +42,7 @@ export class Account {
     for (let i = 0; i < psubs.length; i++) {
       const sub = psubs[i]!;
       if (noEcho && sub.client === publisher) continue;
+      if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
       if (deliver(sub, m)) delivered++;
     }
     const qsubs = result.qsubs;
@@ -45,12 +57,14 @@ export class Account {
         if (j >= n) j -= n;
         const sub = members[j]!;
         if (noEcho && sub.client === publisher) continue;
+        if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
         if (deliver(sub, m)) {
           delivered++;
           break;
         }
       }
     }
+    if (this.links !== null) delivered += this.links.route(publisher, subject, m);
     return delivered;
   }
 }

@@ -15,7 +15,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Outbound } from './outbound.js';
 import type { Server } from './server.js';
-import { Subscription } from './subscription.js';
+import { type DeliveryFilter, Subscription } from './subscription.js';
 
 const PONG = Buffer.from('PONG\r\n');
 const PING = Buffer.from('PING\r\n');
@@ -46,11 +46,22 @@ export interface ConnectOptions {
 
 export type ClientKind = 'client' | 'internal';
 
+/** A connection's publish and subscribe permissions (src/auth/permissions.ts). */
+export interface PermissionChecks {
+  /** An -ERR text when publishing to subject is denied, else null. */
+  checkPublish(subject: string): string | null;
+  /** An -ERR text when this subscription is denied, else null. */
+  checkSubscribe(subject: string, queue: string | null): string | null;
+  /** What a new subscription on subject must check at delivery, or null for nothing. */
+  deliveryFilter(subject: string): DeliveryFilter | null;
+}
+
 export class Client implements ParserHandler {
   readonly cid: number;
   readonly kind: ClientKind;
   readonly server: Server;
-  readonly socket: Socket | null;
+  /** Replaced by the TLS socket once a TLS handshake completes (src/auth/tls.ts). */
+  socket: Socket | null;
   readonly parser: Parser;
   readonly out = new Outbound();
   account: Account;
@@ -71,6 +82,12 @@ export class Client implements ParserHandler {
   user = '';
   connectReceived = false;
   authorized = false;
+  /** Null when the user has no permissions: then nothing runs per message. */
+  perms: PermissionChecks | null = null;
+  /** Sent in INFO for NKEY and JWT users to sign; empty when not needed. */
+  nonce = '';
+  /** The verdict of an authentication that finished after its CONNECT (see onConnect). */
+  private lateVerdict: boolean | null = null;
 
   readonly subs = new Map<string, Subscription>();
 
@@ -129,8 +146,8 @@ export class Client implements ParserHandler {
     });
   }
 
-  /** Sends INFO and starts reading. */
-  begin(info: Buffer): void {
+  /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
+  begin(info: Buffer | null): void {
     const socket = this.socket;
     if (socket === null) return;
     socket.setNoDelay(true);
@@ -167,7 +184,7 @@ export class Client implements ParserHandler {
       this.socketPending = 0;
       this.releaseProducers();
     });
-    this.send(info);
+    if (info !== null) this.send(info);
     if (this.server.authRequired) {
       this.authTimer = setTimeout(() => {
         this.authTimer = null;
@@ -184,7 +201,9 @@ export class Client implements ParserHandler {
 
   onConnect(buf: Buffer, start: number, end: number): void {
     const text = buf.toString('utf8', start, end);
-    if (this.server.logger.traceEnabled) this.trace('CONNECT', redactConnect(text));
+    if (this.server.logger.traceEnabled && this.lateVerdict === null) {
+      this.trace('CONNECT', redactConnect(text));
+    }
     const opts = parseConnect(text);
     if (typeof opts === 'string') {
       this.server.logger.debug(`${this.label()} - ${opts}`);
@@ -214,8 +233,16 @@ export class Client implements ParserHandler {
       this.close(CloseReason.noRespondersNeedsHeaders, ErrText.noRespondersNeedsHeaders);
       return;
     }
-    if (!this.authorized || this.server.authRequired) {
-      if (!this.server.authenticate(this, o)) {
+    // With security configured every CONNECT is checked, even one that needs no
+    // credentials (no_auth_user), since wrong credentials still fail.
+    if (!this.authorized || this.server.security !== null) {
+      const verdict = this.lateVerdict ?? this.server.authenticate(this, o);
+      this.lateVerdict = null;
+      if (verdict !== true && verdict !== false) {
+        this.awaitVerdict(verdict, buf.subarray(start, end));
+        return;
+      }
+      if (!verdict) {
         this.server.logger.error(`${this.label()} - authentication error`);
         this.close(CloseReason.authFailure, ErrText.authViolation);
         return;
@@ -237,6 +264,29 @@ export class Client implements ParserHandler {
       this.schedulePing(true);
     }
     if (this.verbose) this.send(OK);
+  }
+
+  /**
+   * A bcrypt check runs off the event loop. Until it ends, the socket is paused and
+   * the parser holds every op after this CONNECT; then the CONNECT is processed
+   * again with the verdict, so +OK and the ops behind it come in order.
+   */
+  private awaitVerdict(verdict: Promise<boolean>, connect: Buffer): void {
+    this.parser.suspend();
+    this.socket?.pause();
+    const copy = Buffer.from(connect);
+    const done = (ok: boolean): void => {
+      if (this.closed) return;
+      this.lateVerdict = ok;
+      this.onConnect(copy, 0, copy.length);
+      if (this.closed) return;
+      this.parser.resume();
+      this.server.flushPending();
+      if (!this.closed) this.socket?.resume();
+    };
+    verdict.then(done, () => {
+      done(false);
+    });
   }
 
   onInfo(buf: Buffer, start: number, end: number): void {

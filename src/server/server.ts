@@ -22,6 +22,20 @@ const MAX_CLOSED_CLIENTS = 10000;
 
 export type { ClosedClientInfo } from './closed.js';
 
+/**
+ * Authentication, accounts and TLS (src/auth/security.ts) plug in here; null when
+ * none is configured, and then nothing of them runs.
+ */
+export interface SecurityHooks {
+  /** Takes over a new connection: nonce, TLS, no_auth_user, then Client.begin(). */
+  begin(c: Client): void;
+  /** Adds tls_required, tls_verify and tls_available to an INFO under construction. */
+  tlsInfo(info: Record<string, unknown>): void;
+  /** Checks CONNECT credentials and binds user, account and permissions. */
+  authenticate(c: Client, opts: ConnectOptions): boolean | Promise<boolean>;
+  clientClosed(c: Client): void;
+}
+
 export class Server {
   readonly options: ServerOptions;
   readonly logger: Logger;
@@ -39,6 +53,7 @@ export class Server {
   port = 0;
   authRequired = false;
   lameDuck = false;
+  security: SecurityHooks | null = null;
   /** The config file the command line named, for the log; empty when embedded. */
   configFile = '';
   /** Layers that take part in a config reload (security, streaming): see reload.ts. */
@@ -145,7 +160,8 @@ export class Server {
     this.clients.set(cid, client);
     if (this.logger.debugEnabled)
       this.logger.debug(`${client.label()} - Client connection created`);
-    client.begin(this.infoFor(client));
+    if (this.security !== null) this.security.begin(client);
+    else client.begin(this.infoFor(client));
   }
 
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
@@ -162,9 +178,11 @@ export class Server {
       headers: !o.noHeaderSupport,
     };
     if (this.authRequired) info.auth_required = true;
+    if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
+    if (c.nonce !== '') info.nonce = c.nonce;
     if (extra.ldm === true) info.ldm = true;
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
@@ -198,24 +216,29 @@ export class Server {
 
   // ---- hooks the client calls -----------------------------------------------
 
-  /** Checks CONNECT credentials; true when the connection may proceed. */
-  authenticate(_c: Client, _opts: ConnectOptions): boolean {
+  /** Checks CONNECT credentials; true (or a promise of it) when the connection may proceed. */
+  authenticate(c: Client, opts: ConnectOptions): boolean | Promise<boolean> {
+    if (this.security !== null) return this.security.authenticate(c, opts);
     // No authentication is configured: every client is welcome.
     return !this.authRequired;
   }
 
   /** An -ERR text when the client may not subscribe there, else null. */
-  checkSubscribe(_c: Client, _subject: string, _queue: string | null): string | null {
-    return null;
+  checkSubscribe(c: Client, subject: string, queue: string | null): string | null {
+    const p = c.perms;
+    return p === null ? null : p.checkSubscribe(subject, queue);
   }
 
-  /** An -ERR text when the client may not publish there, else null. */
-  checkPublish(_c: Client, _subject: string): string | null {
-    return null;
+  /** An -ERR text when the client may not publish there, else null (one test without permissions). */
+  checkPublish(c: Client, subject: string): string | null {
+    const p = c.perms;
+    return p === null ? null : p.checkPublish(subject);
   }
 
-  subscriptionAdded(_sub: Subscription): void {
+  subscriptionAdded(sub: Subscription): void {
     this.subscriptionCount++;
+    const p = sub.client.perms;
+    if (p !== null) sub.filter = p.deliveryFilter(sub.subject);
   }
 
   subscriptionRemoved(_sub: Subscription): void {
@@ -230,6 +253,7 @@ export class Server {
 
   clientClosed(c: Client): void {
     if (!this.clients.delete(c.cid)) return;
+    if (this.security !== null) this.security.clientClosed(c);
     if (c.kind !== 'client') return;
     this.closedClients.push(snapshotClosed(c));
     if (this.closedClients.length > MAX_CLOSED_CLIENTS) this.closedClients.shift();

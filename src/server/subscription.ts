@@ -1,6 +1,7 @@
 // One subscription of a connection (or of an in-process subscriber).
 
 import type { Client } from './client.js';
+import type { PublishedMessage } from './message.js';
 
 /** Receives messages for an in-process subscription (the streaming layer, system services). */
 export type InternalHandler = (
@@ -9,6 +10,14 @@ export type InternalHandler = (
   headers: Buffer | null,
   payload: Buffer,
 ) => void;
+
+/**
+ * Decides at delivery whether a subscription may receive a message (src/auth:
+ * subscribe deny rules under a wider wildcard, allow_responses bookkeeping).
+ */
+export interface DeliveryFilter {
+  admit(subject: string, m: PublishedMessage): boolean;
+}
 
 export class Subscription {
   readonly client: Client;
@@ -24,6 +33,8 @@ export class Subscription {
   /** Auto-unsubscribe after this many messages; 0 for none. */
   max = 0;
   closed = false;
+  /** Set only for subscriptions of users with permissions that act at delivery. */
+  filter: DeliveryFilter | null = null;
 
   constructor(
     client: Client,

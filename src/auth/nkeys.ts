@@ -1,0 +1,80 @@
+// NKEY signatures. INFO carries a fresh nonce per connection; the client signs the
+// nonce's ASCII bytes with its Ed25519 seed and sends the signature (base64url,
+// standard base64 accepted too, as the reference) with its public key or JWT.
+// @nats-io/nkeys decodes and CRC-checks the public key; node:crypto verifies.
+
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { Prefix } from '@nats-io/nkeys';
+import { Codec } from '@nats-io/nkeys/lib/codec.js';
+
+/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 raw key bytes follow. */
+const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
+
+export type KeyKind = 'user' | 'account' | 'operator';
+
+const PREFIX: Record<KeyKind, Prefix> = {
+  user: Prefix.User,
+  account: Prefix.Account,
+  operator: Prefix.Operator,
+};
+
+/** Decoded public keys, so a busy account's key is parsed once. */
+const keys = new Map<string, KeyObject | null>();
+const KEYS_MAX = 4096;
+
+/** The public key of the given kind as a node:crypto key, or null when it is not one. */
+export function publicKey(text: string, kind: KeyKind): KeyObject | null {
+  const id = kind + ':' + text;
+  const cached = keys.get(id);
+  if (cached !== undefined) return cached;
+  let key: KeyObject | null = null;
+  if (text.length === 56) {
+    try {
+      const raw = Codec.decode(PREFIX[kind], new TextEncoder().encode(text));
+      key = createPublicKey({
+        key: Buffer.concat([ED25519_SPKI, raw]),
+        format: 'der',
+        type: 'spki',
+      });
+    } catch {
+      key = null;
+    }
+  }
+  if (keys.size >= KEYS_MAX) keys.clear();
+  keys.set(id, key);
+  return key;
+}
+
+export function isPublicKey(text: string, kind: KeyKind): boolean {
+  return publicKey(text, kind) !== null;
+}
+
+/** The signature bytes of CONNECT's `sig`: base64url without padding, or standard base64. */
+export function decodeSignature(sig: string): Buffer | null {
+  if (/^[A-Za-z0-9_-]+$/.test(sig)) return Buffer.from(sig, 'base64url');
+  if (/^[A-Za-z0-9+/]+={0,2}$/.test(sig)) return Buffer.from(sig, 'base64');
+  return null;
+}
+
+/** True when sig is pub's Ed25519 signature of data. */
+export function verifySignature(
+  data: Buffer | string,
+  sig: Buffer | string,
+  pub: string,
+  kind: KeyKind,
+): boolean {
+  const key = publicKey(pub, kind);
+  if (key === null) return false;
+  const signature = typeof sig === 'string' ? decodeSignature(sig) : sig;
+  if (signature?.length !== 64) return false;
+  try {
+    return verify(
+      null,
+      typeof data === 'string' ? Buffer.from(data, 'latin1') : data,
+      key,
+      signature,
+    );
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,152 @@
+// TLS on the client port, as the reference does it: INFO goes out in clear (with
+// tls_required), then the client's first byte decides. 0x16 starts a TLS handshake
+// on the same socket; anything else gets -ERR 'Secure Connection - TLS Required' in
+// clear and a close (the description's behaviour; the reference just waits for its
+// handshake timeout). With allow_non_tls, a plain client may go on in clear.
+
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { CloseReason, ErrText } from '../protocol/errors.js';
+import type { Client } from '../server/client.js';
+
+export interface TlsOptions {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** CA bundle for client certificates; empty for the system's. */
+  readonly caFile: string;
+  /** Require a client certificate that the CA vouches for. */
+  readonly verify: boolean;
+  /** Seconds a client has to complete its TLS handshake (the reference's tls timeout, 2 s). */
+  readonly timeout: number;
+  /** Accept plain clients too; INFO then says tls_available instead of tls_required. */
+  readonly allowNonTls: boolean;
+}
+
+export const DEFAULT_TLS_TIMEOUT = 2;
+
+const HANDSHAKE = 0x16;
+
+/** A TLS setting that cannot be used; the message names the file or field. */
+export class TlsConfigError extends Error {}
+
+export class TlsLayer {
+  readonly options: TlsOptions;
+  private readonly context: SecureContext;
+
+  constructor(options: TlsOptions) {
+    this.options = options;
+    if (options.certFile === '')
+      throw new TlsConfigError("missing 'cert_file' in TLS configuration");
+    if (options.keyFile === '') throw new TlsConfigError("missing 'key_file' in TLS configuration");
+    const read = (file: string, what: string): Buffer => {
+      try {
+        return readFileSync(file);
+      } catch (err) {
+        throw new TlsConfigError(`error loading ${what} ${file}: ${(err as Error).message}`);
+      }
+    };
+    const cert = read(options.certFile, 'certificate');
+    const key = read(options.keyFile, 'key');
+    const ca = options.caFile !== '' ? read(options.caFile, 'CA file') : undefined;
+    try {
+      this.context = createSecureContext({
+        cert,
+        key,
+        ...(ca !== undefined ? { ca } : {}),
+        minVersion: 'TLSv1.2',
+      });
+    } catch (err) {
+      throw new TlsConfigError(
+        `error parsing X509 certificate/key pair: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  /** INFO fields, as the reference: tls_required (or tls_available with allow_non_tls), tls_verify. */
+  info(info: Record<string, unknown>): void {
+    if (this.options.allowNonTls) info.tls_available = true;
+    else info.tls_required = true;
+    if (this.options.verify) info.tls_verify = true;
+  }
+
+  /**
+   * Sends INFO in clear, then reads the first byte: a handshake upgrades the socket
+   * and `ready` gets the TLS socket; otherwise the client is refused (or, with
+   * allow_non_tls, `ready` gets the plain socket).
+   */
+  begin(c: Client, raw: Socket, info: Buffer, ready: (socket: Socket) => void): void {
+    const timeoutMs = this.options.timeout * 1000;
+    const onError = (): void => {
+      c.close(CloseReason.readError);
+    };
+    raw.on('error', onError);
+    raw.on('close', onError);
+    let timer: NodeJS.Timeout | null = setTimeout(() => {
+      timer = null;
+      c.server.logger.error(`${c.label()} - TLS handshake timeout`);
+      c.close(CloseReason.tlsHandshake, ErrText.tlsRequired);
+    }, timeoutMs);
+    timer.unref();
+    const stopTimer = (): void => {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    };
+    raw.write(info);
+    raw.once('data', (first: Buffer) => {
+      raw.pause();
+      raw.unshift(first);
+      if (c.closed) return;
+      if (first[0] !== HANDSHAKE) {
+        if (this.options.allowNonTls) {
+          stopTimer();
+          raw.off('error', onError);
+          raw.off('close', onError);
+          ready(raw);
+          raw.resume();
+          return;
+        }
+        stopTimer();
+        c.server.logger.error(`${c.label()} - Client did not start a TLS handshake`);
+        c.close(CloseReason.tlsHandshake, ErrText.tlsRequired);
+        return;
+      }
+      const verify = this.options.verify;
+      // TLSSocket on a net.Socket reads through its handle and first replays what
+      // the stream holds: the byte read above is handed to the TLS engine.
+      const secure = new TLSSocket(raw, {
+        isServer: true,
+        secureContext: this.context,
+        requestCert: verify,
+        rejectUnauthorized: verify,
+      });
+      const fail = (err: Error): void => {
+        stopTimer();
+        c.server.logger.error(`${c.label()} - TLS handshake error: ${err.message}`);
+        if (!c.closed) {
+          c.close(CloseReason.tlsHandshake);
+          secure.destroy();
+        }
+      };
+      secure.once('error', fail);
+      secure.once('secure', () => {
+        stopTimer();
+        secure.off('error', fail);
+        raw.off('error', onError);
+        raw.off('close', onError);
+        if (c.closed) {
+          secure.destroy();
+          return;
+        }
+        // Client.close() writes to and ends c.socket: from now on that is the TLS socket.
+        c.socket = secure;
+        if (c.server.logger.debugEnabled) {
+          c.server.logger.debug(
+            `${c.label()} - TLS handshake complete (${secure.getProtocol() ?? '?'}, ${secure.getCipher().name})`,
+          );
+        }
+        ready(secure);
+      });
+    });
+  }
+}
