@@ -71,8 +71,7 @@ const INDEX_HTML = `<html lang="en">
     <br/>
     <a href=https://docs.nats.io/legacy/stan/intro/monitoring/>help</a>
   </body>
-</html>
-`;
+</html>`;
 
 /** Registers every /streaming endpoint. */
 export function registerStreamingEndpoints(m: MonitorRegistry, s: StreamingServer): void {
