@@ -1,12 +1,13 @@
 // The `wirebus` command: flags (and config file), then the server, then signals.
 
-import { writeFileSync, rmSync } from 'node:fs';
 import { attachSecurityFromSettings } from './auth/config.js';
 import { ConfigError } from './config/conf.js';
 import { parseCommandLine, usage, UsageError, type CommandLine } from './config/flags.js';
 import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
+import { runProcess } from './ops/lifecycle.js';
+import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
@@ -32,12 +33,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
+  if (cl.signal !== '') {
+    // As the reference: handled before the config file is read; exit 1 on failure.
+    try {
+      sendSignalCommand(cl.signal);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof SignalCommandError)) throw err;
+      process.stderr.write(`wirebus: ${err.message}\n`);
+      return 1;
+    }
+  }
   let settings: Settings;
   try {
     settings = resolveSettings(cl);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`wirebus: ${err.message}\n`);
+      process.stderr.write(`wirebus: ${err.file === '' ? err.reason : err.message}\n`);
       return 2;
     }
     throw err;
@@ -46,7 +58,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (typeof streaming === 'number') return streaming;
   let server: Server;
   try {
-    server = new Server(settings.options);
+    // -t only checks: no log file is created.
+    server = new Server(cl.testConfig ? { ...settings.options, quiet: true } : settings.options);
   } catch (err) {
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;
@@ -59,11 +72,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (cl.testConfig) {
-    process.stdout.write(`wirebus: configuration file ${cl.configFile} test is successful\n`);
+    process.stderr.write(`wirebus: configuration file ${cl.configFile} is valid\n`);
     return 0;
   }
   for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
   const monitor = attachMonitor(server);
+  server.configFile = cl.configFile;
   try {
     await server.start();
   } catch (err) {
@@ -80,22 +94,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     await server.close();
     return 1;
   }
-  const pidFile = server.options.pidFile;
-  if (pidFile !== '') writeFileSync(pidFile, String(process.pid));
-  return new Promise<number>((resolve) => {
-    const stop = (signal: string): void => {
-      server.logger.info(`Trapped "${signal}" signal`);
-      void server.close().then(() => {
-        if (pidFile !== '') rmSync(pidFile, { force: true });
-        resolve(0);
-      });
-    };
-    process.once('SIGINT', () => {
-      stop('interrupt');
-    });
-    process.once('SIGTERM', () => {
-      stop('terminated');
-    });
+  return runProcess({
+    server,
+    monitor,
+    configFile: cl.configFile,
+    loadSettings: () => resolveSettings(cl),
   });
 }
 

@@ -299,8 +299,10 @@ export class Client implements ParserHandler {
   }
 
   onPing(): void {
+    if (this.server.logger.traceEnabled) this.trace('PING', '');
     if (!this.checkAuthorized()) return;
     this.lastPingIn = Date.now();
+    if (this.server.logger.traceEnabled) this.traceOut('PONG');
     this.send(PONG);
     if (!this.firstPongSent && this.connectReceived) {
       this.firstPongSent = true;
@@ -309,6 +311,7 @@ export class Client implements ParserHandler {
   }
 
   onPong(): void {
+    if (this.server.logger.traceEnabled) this.trace('PONG', '');
     this.pingsOut = 0;
     if (this.rttStart > 0) {
       this.rtt = Date.now() - this.rttStart;
@@ -465,6 +468,7 @@ export class Client implements ParserHandler {
   }
 
   sendErr(text: string): void {
+    if (this.server.logger.traceEnabled) this.traceOut(`-ERR ${text}`);
     this.send(errLine(text));
   }
 
@@ -611,6 +615,7 @@ export class Client implements ParserHandler {
     this.pingsOut++;
     this.rttStart = now;
     this.lastPingOut = now;
+    if (this.server.logger.traceEnabled) this.traceOut('PING');
     this.send(PING);
     this.schedulePing(false);
   }
@@ -627,7 +632,10 @@ export class Client implements ParserHandler {
    */
   close(reason: string, errText?: string): void {
     if (this.closed) return;
-    if (errText !== undefined) this.send(errLine(errText));
+    if (errText !== undefined) {
+      if (this.server.logger.traceEnabled) this.traceOut(`-ERR ${errText}`);
+      this.send(errLine(errText));
+    }
     this.closed = true;
     this.closeReason = reason;
     this.stop = new Date();
@@ -652,12 +660,24 @@ export class Client implements ParserHandler {
     this.server.clientClosed(this);
   }
 
+  /**
+   * `ip:port - cid:N`, then, once CONNECT named them, `- "v<version>:<lang>:<name>"`,
+   * as the reference's log lines.
+   */
   label(): string {
-    return `${this.ip}:${this.port} - cid:${this.cid}`;
+    const base = `${this.ip}:${this.port} - cid:${this.cid}`;
+    const ncs = [this.version === '' ? '' : 'v' + this.version, this.lang, this.name]
+      .filter((part) => part !== '')
+      .join(':');
+    return ncs === '' ? base : `${base} - ${JSON.stringify(ncs)}`;
   }
 
   private trace(op: string, args: string): void {
-    this.server.logger.trace(`${this.label()} - <<- [${op} ${args}]`);
+    this.server.logger.trace(`${this.label()} - <<- [${args === '' ? op : op + ' ' + args}]`);
+  }
+
+  private traceOut(line: string): void {
+    this.server.logger.trace(`${this.label()} - ->> [${line}]`);
   }
 
   private tracePub(p: Parser, subject: string): void {

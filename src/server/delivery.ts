@@ -58,6 +58,7 @@ function writeMsg(c: Client, sub: Subscription, m: PublishedMessage): void {
   out.reserve(byRef ? lineLen : lineLen + payLen + 2);
   const b = out.buf;
   let p = out.pos;
+  const lineStart = p;
   if (withHeaders) b[p++] = H;
   b[p++] = M;
   b[p++] = S;
@@ -80,6 +81,8 @@ function writeMsg(c: Client, sub: Subscription, m: PublishedMessage): void {
   } else {
     p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
   }
+  // One boolean test per delivery when trace is off (-V).
+  if (c.server.logger.traceEnabled) traceOut(c, b, lineStart, p);
   b[p++] = CR;
   b[p++] = LF;
   if (byRef) {
@@ -119,4 +122,9 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): void {
     payStart += m.hdr;
   }
   sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+}
+
+/** `->> [MSG subject sid reply size]`, the line as written, as the reference traces it. */
+function traceOut(c: Client, b: Buffer, start: number, end: number): void {
+  c.server.logger.trace(`${c.label()} - ->> [${b.toString('latin1', start, end)}]`);
 }
