@@ -10,7 +10,9 @@ export type StoreErrorCode =
   | 'NOT_SUPPORTED'
   | 'INVALID_SEQUENCE'
   | 'INVALID_LIMITS'
-  | 'CLOSED';
+  | 'CLOSED'
+  // A database-backed store whose database cannot take writes now (SQL).
+  | 'UNAVAILABLE';
 
 const TEXTS: Readonly<Record<StoreErrorCode, string>> = {
   TOO_MANY_CHANNELS: 'too many channels',
@@ -21,6 +23,7 @@ const TEXTS: Readonly<Record<StoreErrorCode, string>> = {
   INVALID_SEQUENCE: 'invalid sequence',
   INVALID_LIMITS: 'invalid limits',
   CLOSED: 'store is closed',
+  UNAVAILABLE: 'store unavailable',
 };
 
 export class StoreError extends Error {

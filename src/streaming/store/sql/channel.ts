@@ -1,0 +1,105 @@
+// A channel of the SQL store: its message and subscription stores, its max_inactivity
+// watch, and its part of each batch.
+import { InactivityWatch } from '../inactivity.js';
+import type { ChannelLimits } from '../limits.js';
+import type { ChannelStore, StoredMsg, StoreHooks } from '../types.js';
+import { int } from './literal.js';
+import { SqlMsgStore } from './msgs.js';
+import { SqlSubStore } from './subs.js';
+
+/** What a channel needs from its store. */
+export interface SqlChannelContext {
+  readonly isClosed: () => boolean;
+  readonly unavailable: () => Error | undefined;
+  /** The channel has changes for the next batch. */
+  readonly changed: (channel: SqlChannel) => void;
+  readonly fetch: (channelId: number, from: number, limit: number) => Promise<StoredMsg[]>;
+}
+
+/** Everything one channel adds to a batch. */
+export interface ChannelChanges {
+  readonly pre: string[];
+  readonly msgRows: string[];
+  readonly post: string[];
+  /** `(id, first_seq, last_seq, max_sub_id)` for the wb_channels update. */
+  readonly channelRow: string;
+  readonly subUpserts: string[];
+  readonly pendingAdds: string[];
+  readonly pendingDels: string[];
+  readonly upTo: number;
+}
+
+export class SqlChannel implements ChannelStore {
+  readonly msgs: SqlMsgStore;
+  readonly subs: SqlSubStore;
+  /** Already in the next batch's set of changed channels. */
+  queued = false;
+  private readonly watch: InactivityWatch | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    readonly limits: ChannelLimits,
+    ctx: SqlChannelContext,
+    hooks: StoreHooks,
+  ) {
+    const report = hooks.onChannelInactive;
+    this.watch =
+      limits.maxInactivity > 0 && report !== undefined
+        ? new InactivityWatch(
+            limits.maxInactivity,
+            () => this.subs.hasActive(),
+            () => {
+              report(name);
+            },
+          )
+        : undefined;
+    const touch = this.watch === undefined ? undefined : this.touch.bind(this);
+    const changed = (): void => {
+      if (!this.queued) ctx.changed(this);
+    };
+    this.msgs = new SqlMsgStore(name, id, limits, {
+      isClosed: ctx.isClosed,
+      unavailable: ctx.unavailable,
+      warn: hooks.warn,
+      onStored: touch,
+      changed,
+      fetch: (from, limit) => ctx.fetch(id, from, limit),
+    });
+    this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
+      isClosed: ctx.isClosed,
+      changed,
+      onChange: touch,
+    });
+  }
+
+  takeChanges(): ChannelChanges {
+    this.queued = false;
+    const m = this.msgs.takeChanges();
+    const s = this.subs.takeChanges();
+    return {
+      pre: [...s.pre, ...m.pre],
+      msgRows: m.rows,
+      post: m.post,
+      channelRow:
+        `(${this.id},${int(this.msgs.firstSequence)},${int(this.msgs.lastSequence)},` +
+        `${int(this.subs.maxSubId)})`,
+      subUpserts: s.upserts,
+      pendingAdds: s.pendingAdds,
+      pendingDels: s.pendingDels,
+      upTo: m.upTo,
+    };
+  }
+
+  /** Deleted: no timer may fire and nothing of it may be written any more. */
+  dispose(): void {
+    this.msgs.stopTimer();
+    this.watch?.stop();
+    this.subs.dropChanges();
+    this.msgs.takeChanges();
+  }
+
+  private touch(): void {
+    this.watch!.touch();
+  }
+}

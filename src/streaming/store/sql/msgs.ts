@@ -1,0 +1,300 @@
+// The messages of one channel in the SQL store. Writes are synchronous and visible
+// at once: the row is queued for the next batch and the message kept in `recent`
+// (every message not yet committed, plus the newest committed ones: what live
+// subscribers read next). Older messages are read from the database with read-ahead
+// (one query for the next READ_AHEAD sequences), for subscribers catching up.
+// Limits work on the in-memory MsgIndex, as the memory store's do, and the dropped
+// rows are deleted in the next batch with one range delete.
+import Long from 'long';
+import { MAX_SEQUENCE, millisToNanos, nowNanos } from '../../protocol/int64.js';
+import { StoreError } from '../errors.js';
+import type { ChannelLimits } from '../limits.js';
+import { droppingMsgsWarning } from '../log.js';
+import { startTimer } from '../timers.js';
+import type { MsgStore, StoredMsg } from '../types.js';
+import { bigint, bytea, int } from './literal.js';
+import { MsgIndex } from './msg-index.js';
+
+/** Committed messages kept in memory per channel, newest first out of the cache. */
+const RECENT_MAX = 4096;
+/** Sequences fetched by one read. */
+const READ_AHEAD = 512;
+/** Read-ahead cache entries per channel before it is cleared. */
+const CACHE_MAX = 4 * READ_AHEAD;
+
+export interface SqlMsgContext {
+  readonly isClosed: () => boolean;
+  /** Why the database cannot take writes now, if it cannot. */
+  readonly unavailable: () => Error | undefined;
+  readonly warn: ((message: string) => void) | undefined;
+  /** Called after each stored message (max_inactivity bookkeeping). */
+  readonly onStored: (() => void) | undefined;
+  /** Something changed: the channel joins the next batch. */
+  readonly changed: () => void;
+  /** Reads stored messages from `from` on, at most `limit`, in sequence order. */
+  readonly fetch: (from: number, limit: number) => Promise<StoredMsg[]>;
+}
+
+/** This channel's messages part of a batch. */
+export interface MsgChanges {
+  readonly pre: string[];
+  /** Rows for the INSERT into wb_messages. */
+  readonly rows: string[];
+  readonly post: string[];
+  /** The highest sequence the batch writes: committed once it commits. */
+  readonly upTo: number;
+}
+
+export class SqlMsgStore implements MsgStore {
+  private first = 0;
+  private last = 0;
+  private total = 0;
+  private size = 0;
+  private readonly index = new MsgIndex();
+  private readonly recent = new Map<number, StoredMsg>();
+  private cache = new Map<number, StoredMsg>();
+  private readonly reads = new Map<number, Promise<void>>();
+  /** Rows not taken by a batch yet, with their sequences. */
+  private rowSeqs: number[] = [];
+  private rows: string[] = [];
+  /** first_seq as the batches taken so far leave it in the database. */
+  private writtenFirst = 0;
+  private emptied = false;
+  /** Highest sequence committed: `recent` may forget messages up to it. */
+  private committed = 0;
+  private ageTimer: NodeJS.Timeout | undefined;
+  private readonly maxAgeNanos: Long | undefined;
+  private hitLimit = false;
+
+  constructor(
+    private readonly channel: string,
+    private readonly channelId: number,
+    private readonly limits: ChannelLimits,
+    private readonly ctx: SqlMsgContext,
+  ) {
+    this.maxAgeNanos = limits.maxAge > 0 ? millisToNanos(limits.maxAge) : undefined;
+  }
+
+  get firstSequence(): number {
+    return this.first;
+  }
+
+  get lastSequence(): number {
+    return this.last;
+  }
+
+  get count(): number {
+    return this.total;
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  store(msg: StoredMsg): boolean {
+    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+    const seq = msg.sequence;
+    if (seq <= this.last) return false;
+    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {
+      throw new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
+    }
+    // Refused rather than acknowledged later: the publisher gets this text at once.
+    const down = this.ctx.unavailable();
+    if (down !== undefined)
+      throw new StoreError('UNAVAILABLE', `store unavailable: ${down.message}`);
+    if (this.total === 0) {
+      this.first = seq;
+      this.index.clear();
+    } else if (seq !== this.last + 1) {
+      throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
+    }
+    const len = msg.encoded.length;
+    this.rowSeqs.push(seq);
+    this.rows.push(
+      `(${this.channelId},${seq},${bigint(msg.timestamp.toString())},${len},${bytea(msg.encoded)})`,
+    );
+    this.recent.set(seq, msg);
+    this.index.push(len, msg.timestamp);
+    this.last = seq;
+    this.total++;
+    this.size += len;
+    if (this.maxAgeNanos !== undefined && this.ageTimer === undefined) this.scheduleExpiry();
+    this.enforceCountAndSize();
+    this.ctx.changed();
+    this.ctx.onStored?.();
+    return true;
+  }
+
+  lookup(sequence: number): StoredMsg | undefined | Promise<StoredMsg | undefined> {
+    if (this.total === 0 || sequence < this.first || sequence > this.last) return undefined;
+    const m = this.recent.get(sequence) ?? this.cache.get(sequence);
+    if (m !== undefined) return m;
+    return this.read(sequence);
+  }
+
+  sequenceFromTimestamp(timestamp: Long): number {
+    if (this.first === 0) return 0;
+    if (this.total === 0) return this.last + 1;
+    return this.first + this.index.firstAtOrAfter(timestamp);
+  }
+
+  empty(): void {
+    this.stopTimer();
+    this.first = 0;
+    this.last = 0;
+    this.total = 0;
+    this.size = 0;
+    this.index.clear();
+    this.recent.clear();
+    this.cache.clear();
+    this.rows = [];
+    this.rowSeqs = [];
+    this.emptied = true;
+    this.hitLimit = false;
+    this.ctx.changed();
+  }
+
+  stopTimer(): void {
+    if (this.ageTimer !== undefined) clearTimeout(this.ageTimer);
+    this.ageTimer = undefined;
+  }
+
+  /** Recovery: one stored message's index entry (in sequence order). */
+  restoreEntry(seq: number, size: number, timestamp: Long): void {
+    if (this.total === 0) this.first = seq;
+    this.index.push(size, timestamp);
+    this.last = seq;
+    this.total++;
+    this.size += size;
+  }
+
+  /** Recovery: the channel row's sequences, for a channel whose messages are all gone. */
+  restoreSequences(first: number, last: number): void {
+    if (this.total === 0) {
+      this.first = first;
+      this.last = last;
+    } else if (last > this.last) {
+      this.last = last;
+    }
+    this.writtenFirst = this.first;
+    this.committed = this.last;
+    if (this.maxAgeNanos !== undefined && this.total > 0) this.scheduleExpiry();
+  }
+
+  /** Takes the changes since the last call, as SQL. */
+  takeChanges(): MsgChanges {
+    const id = this.channelId;
+    const pre: string[] = [];
+    const post: string[] = [];
+    if (this.emptied) {
+      pre.push(`DELETE FROM wb_messages WHERE channel_id = ${id}`);
+      this.emptied = false;
+      this.writtenFirst = 0;
+    }
+    // Rows already dropped by limits are not written at all.
+    let rows = this.rows;
+    if (this.rowSeqs.length > 0 && this.rowSeqs[0]! < this.first) {
+      const keep = this.rowSeqs.findIndex((s) => s >= this.first);
+      rows = keep < 0 ? [] : rows.slice(keep);
+    }
+    if (this.first > this.writtenFirst && this.writtenFirst > 0) {
+      post.push(`DELETE FROM wb_messages WHERE channel_id = ${id} AND seq < ${int(this.first)}`);
+    }
+    this.writtenFirst = this.first;
+    this.rows = [];
+    this.rowSeqs = [];
+    return { pre, rows, post, upTo: this.last };
+  }
+
+  /** The batch that wrote up to `upTo` committed: `recent` may shrink. */
+  markCommitted(upTo: number): void {
+    if (upTo > this.committed) this.committed = upTo;
+    if (this.recent.size <= RECENT_MAX) return;
+    for (const seq of this.recent.keys()) {
+      if (this.recent.size <= RECENT_MAX || seq > this.committed) break;
+      this.recent.delete(seq);
+    }
+  }
+
+  // One query for the next READ_AHEAD messages; concurrent lookups in that range wait for it.
+  private async read(sequence: number): Promise<StoredMsg | undefined> {
+    for (const [from, pending] of this.reads) {
+      if (sequence >= from && sequence < from + READ_AHEAD) {
+        await pending;
+        return this.afterRead(sequence);
+      }
+    }
+    const limit = Math.min(READ_AHEAD, this.last - sequence + 1);
+    const pending = this.ctx.fetch(sequence, limit).then((msgs) => {
+      if (this.cache.size + msgs.length > CACHE_MAX) this.cache = new Map();
+      for (const m of msgs) this.cache.set(m.sequence, m);
+    });
+    this.reads.set(sequence, pending);
+    try {
+      await pending;
+    } finally {
+      this.reads.delete(sequence);
+    }
+    return this.afterRead(sequence);
+  }
+
+  private afterRead(sequence: number): StoredMsg | undefined {
+    if (this.total === 0 || sequence < this.first || sequence > this.last) return undefined;
+    return this.recent.get(sequence) ?? this.cache.get(sequence);
+  }
+
+  // The newest message always stays, even when it alone exceeds max_bytes.
+  private enforceCountAndSize(): void {
+    const { maxMsgs, maxBytes } = this.limits;
+    if (maxMsgs <= 0 && maxBytes <= 0) return;
+    while (
+      this.total > 1 &&
+      ((maxMsgs > 0 && this.total > maxMsgs) || (maxBytes > 0 && this.size > maxBytes))
+    ) {
+      this.removeFirst();
+      if (!this.hitLimit) {
+        this.hitLimit = true;
+        this.ctx.warn?.(
+          droppingMsgsWarning(this.channel, this.total, maxMsgs, this.size, maxBytes),
+        );
+      }
+    }
+  }
+
+  private removeFirst(): void {
+    const seq = this.first;
+    this.size -= this.index.shift();
+    this.first++;
+    this.total--;
+    this.recent.delete(seq);
+    this.cache.delete(seq);
+  }
+
+  private scheduleExpiry(): void {
+    const waitNanos = this.index.timestamp(0).add(this.maxAgeNanos!).subtract(nowNanos());
+    this.ageTimer = startTimer(waitNanos.toNumber() / 1e6, () => {
+      this.expire();
+    });
+  }
+
+  private expire(): void {
+    this.ageTimer = undefined;
+    if (this.ctx.isClosed() || this.maxAgeNanos === undefined) return;
+    const now = nowNanos();
+    let dropped = false;
+    while (this.total > 0) {
+      if (this.index.timestamp(0).add(this.maxAgeNanos).greaterThan(now)) {
+        this.scheduleExpiry();
+        break;
+      }
+      this.removeFirst();
+      dropped = true;
+    }
+    if (dropped) this.ctx.changed();
+  }
+}
+
+/** A wb_messages row as read back. */
+export function rowToMsg(seq: string, ts: string, data: Buffer): StoredMsg {
+  return { sequence: Number(seq), timestamp: Long.fromString(ts), encoded: data };
+}
