@@ -83,9 +83,10 @@ describe('streaming settings', () => {
     assert.equal(s.options.storeType, 'MEMORY');
     assert.equal(s.options.hbInterval, 3000);
     // The flag wins over the file.
-    assert.equal(s.options.limits?.maxMsgs, 80);
-    assert.equal(s.options.limits?.maxBytes, 10 * 1024 * 1024);
-    assert.deepEqual(s.options.limits?.perChannel, {
+    const limits = s.options.limits!;
+    assert.equal(limits.maxMsgs, 80);
+    assert.equal(limits.maxBytes, 10 * 1024 * 1024);
+    assert.deepEqual(limits.perChannel, {
       'foo.*': { maxMsgs: -1 },
       bar: { maxSubscriptions: 4 },
     });
