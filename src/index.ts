@@ -10,6 +10,7 @@ import type { StreamingServer } from './streaming/server.js';
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
 export { WIREBUS_VERSION, PROTOCOL_VERSION } from './server/version.js';
+export { ReloadError, type ReloadContext, type ReloadHook } from './server/reload.js';
 export {
   Monitor,
   attachMonitor,

@@ -3,6 +3,8 @@
 // description where it gives one (see ../shared/spec/core-protocol.md) and the
 // reference server otherwise.
 
+import { goDuration } from './duration-format.js';
+
 export interface ServerOptions {
   /** Client listener address. */
   host: string;
@@ -117,7 +119,7 @@ export function validateOptions(o: ServerOptions): string[] {
   if (!(o.authTimeout > 0)) problems.push('authorization timeout must be positive');
   if (o.lameDuckDuration > 0 && o.lameDuckGracePeriod >= o.lameDuckDuration) {
     problems.push(
-      `lame duck grace period (${o.lameDuckGracePeriod}ms) should be strictly lower than lame duck duration (${o.lameDuckDuration}ms)`,
+      `lame duck grace period (${goDuration(o.lameDuckGracePeriod)}) should be strictly lower than lame duck duration (${goDuration(o.lameDuckDuration)})`,
     );
   }
   if (o.maxPayload > o.maxPending) {
