@@ -25,7 +25,7 @@ export function streamingSettingsForCli(
     throw err;
   }
   const store = settings.options.storeType ?? 'MEMORY';
-  if (settings.enabled && store !== 'MEMORY') {
+  if (settings.enabled && store === 'FILE') {
     process.stderr.write(
       `wirebus: streaming store type ${store}: ${store.toLowerCase()} store not implemented yet (use MEMORY)\n`,
     );

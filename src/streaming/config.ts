@@ -41,7 +41,14 @@ const valueFlags: [string[], string][] = [
   [['hbf', 'hb_fail_count'], 'Failed heartbeats before server closes the client connection'],
   [['ns', 'nats_server'], 'Connect to this external NATS Server URL (embedded otherwise)'],
   [['sc', 'stan_config'], 'Streaming server configuration file'],
-  [['ft_group'], 'Name of the FT Group (not supported yet)'],
+  [
+    ['ft_group'],
+    'Name of the FT Group. A group can be 2 or more servers with a single active server and all sharing the same datastore',
+  ],
+  [['sql_driver'], 'Name of the SQL Driver ("postgres")'],
+  [['sql_source'], 'Datasource used when opening an SQL connection to the database'],
+  [['sql_max_open_conns'], 'Maximum number of opened connections to the database (accepted)'],
+  [['sql_bulk_insert_limit'], 'Limit the number of messages inserted in one query (accepted)'],
   [['io_batch_size'], 'Max number of messages in an IO batch'],
   [['io_sleep_time'], 'Duration in microseconds of the IO sleep (accepted, not used)'],
 ];
@@ -52,6 +59,7 @@ const boolFlags: [string[], string][] = [
   [['SV', 'stan_trace'], 'Trace the raw STAN protocol'],
   [['SDV'], 'Debug and trace STAN'],
   [['replace_durable'], 'Replace the existing durable subscription instead of an error'],
+  [['sql_no_caching'], 'Disable caching for SQL store (accepted: writes are always batched)'],
 ];
 
 for (const [names, help] of valueFlags) registerFlag({ names, value: true, help });
@@ -189,7 +197,13 @@ function fromFlags(cl: CommandLine): {
         o.ioBatchSize = flagInt(name, v);
         break;
       case 'ft_group':
-        if (v !== '') fail('fault tolerance (--ft_group) is not implemented yet');
+        o.ftGroup = v;
+        break;
+      case 'sql_driver':
+        o.sqlDriver = v;
+        break;
+      case 'sql_source':
+        o.sqlSource = v;
         break;
       default:
         break;
@@ -297,6 +311,24 @@ function readLimits(map: ConfMap, l: LimitsOut, warn: (w: string) => void): void
   }
 }
 
+/** `sql_options { driver, source, ... }`: the batching options have no use here. */
+function readSqlOptions(
+  map: ConfMap,
+  o: Partial<StreamingOptions>,
+  warn: (w: string) => void,
+): void {
+  for (const entry of map.value.values()) {
+    const k = entry.key.toLowerCase();
+    if (k === 'driver') o.sqlDriver = str(entry.value, entry.key);
+    else if (k === 'source') o.sqlSource = str(entry.value, entry.key);
+    else if (['no_caching', 'max_open_conns', 'bulk_insert_limit'].includes(k)) {
+      warn(
+        `${entry.file}:${entry.line}:${entry.col}: sql_options "${entry.key}" is accepted and ignored`,
+      );
+    } else throw new ConfigError(entry, `unknown field "${entry.key}" in sql_options`);
+  }
+}
+
 const readers: [string[], Reader][] = [
   [['id', 'cid', 'cluster_id'], (v, k, o) => (o.clusterId = str(v, k))],
   [['discover_prefix'], (v, k, o) => (o.discoverPrefix = str(v, k))],
@@ -340,11 +372,12 @@ const readers: [string[], Reader][] = [
       readLimits(v, l, w);
     },
   ],
+  [['ft_group', 'ft_group_name'], (v, k, o) => (o.ftGroup = str(v, k))],
   [
-    ['ft_group', 'ft_group_name'],
-    (v, k) => {
-      if (str(v, k) !== '')
-        throw new ConfigError(v, 'fault tolerance (ft_group) is not implemented yet');
+    ['sql_options', 'sql'],
+    (v, k, o, _l, w) => {
+      if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
+      readSqlOptions(v, o, w);
     },
   ],
 ];
@@ -353,8 +386,6 @@ const readers: [string[], Reader][] = [
 const ignored = new Set([
   'file_options',
   'file',
-  'sql_options',
-  'sql',
   'partitioning',
   'syslog_name',
   'username',

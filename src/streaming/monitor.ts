@@ -84,8 +84,12 @@ export function registerStreamingEndpoints(m: MonitorRegistry, s: StreamingServe
   m.register('/streaming/storez', (req) => json(storez(s), req.query));
   m.register('/streaming/clientsz', (req) => clientsz(s, req.query));
   m.register('/streaming/channelsz', (req) => channelsz(s, req.query));
-  // 200 only for the active server of a fault-tolerance group, which wirebus has not.
-  m.register('/streaming/isFTActive', () => ({ status: 204, contentType: '', body: '' }));
+  // 200 only for the active server of a fault-tolerance group (load-balancer check).
+  m.register('/streaming/isFTActive', () =>
+    s.state === 'FT_ACTIVE'
+      ? { status: 200, contentType: '', body: '' }
+      : { status: 204, contentType: '', body: '' },
+  );
 }
 
 /** Go's strconv.Atoi with the error ignored: 0 for anything that is not an integer. */
@@ -130,7 +134,12 @@ function notFoundText(text: string): MonitorResponse {
 }
 
 function head(s: StreamingServer): { cluster_id: string; server_id: string; now: string } {
-  return { cluster_id: s.clusterId, server_id: s.serverId, now: rfc3339(nowMs()) };
+  return { cluster_id: shownClusterId(s), server_id: s.serverId, now: rfc3339(nowMs()) };
+}
+
+/** A standby has not read the store yet: the reference shows an empty cluster ID. */
+function shownClusterId(s: StreamingServer): string {
+  return s.state === 'FT_STANDBY' ? '' : s.clusterId;
 }
 
 export function serverz(s: StreamingServer): Record<string, unknown> {
@@ -139,7 +148,7 @@ export function serverz(s: StreamingServer): Record<string, unknown> {
   const totals = s.store.totals();
   const now = nowMs();
   const out: Record<string, unknown> = {
-    cluster_id: s.clusterId,
+    cluster_id: shownClusterId(s),
     server_id: s.serverId,
     version: STREAMING_VERSION,
     go: process.version,

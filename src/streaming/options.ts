@@ -15,6 +15,11 @@ export interface StreamingOptions {
   storeType: StoreKind;
   /** Directory of the FILE store. */
   dir: string;
+  /** SQL store: driver (`--sql_driver`, only `postgres`) and connection string (`--sql_source`). */
+  sqlDriver: string;
+  sqlSource: string;
+  /** Fault-tolerance group (`--ft_group`): empty for a standalone server. */
+  ftGroup: string;
   /** Store limits (global and per channel); validated when the server starts. */
   limits: StoreLimitsConfig;
   /** A store built by the embedding program; wins over storeType. */
@@ -43,6 +48,9 @@ export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze
   discoverPrefix: DEFAULT_DISCOVER_PREFIX,
   storeType: 'MEMORY',
   dir: '',
+  sqlDriver: '',
+  sqlSource: '',
+  ftGroup: '',
   limits: {},
   store: null,
   hbInterval: 30_000,
@@ -77,6 +85,16 @@ export function validateStreamingOptions(o: StreamingOptions): string[] {
   positive('hb_timeout', o.hbTimeout);
   if (!Number.isInteger(o.hbFailCount) || o.hbFailCount < 0) {
     problems.push(`hb_fail_count must be a non-negative integer (${o.hbFailCount})`);
+  }
+  if (o.store === null && o.storeType === 'SQL') {
+    if (o.sqlDriver === '' || o.sqlSource === '') {
+      problems.push('sql: --sql_driver (postgres) and --sql_source are required for the SQL store');
+    } else if (!['postgres', 'postgresql', 'pg'].includes(o.sqlDriver.toLowerCase())) {
+      problems.push(`sql: driver "${o.sqlDriver}" is not supported (only postgres)`);
+    }
+  }
+  if (o.ftGroup !== '' && o.store === null && o.storeType === 'MEMORY') {
+    problems.push('ft: only FILE or SQL stores supported in FT mode');
   }
   if (!Number.isInteger(o.ioBatchSize) || o.ioBatchSize < 1) {
     problems.push(`io_batch_size must be at least 1 (${o.ioBatchSize})`);

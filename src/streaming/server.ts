@@ -31,7 +31,9 @@ import {
 import { ConnectRequest } from './protocol/index.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
+import { FtMember } from './ft.js';
 import { MemoryStore } from './store/memory.js';
+import { SqlStore } from './store/sql/store.js';
 import { isStoreError } from './store/errors.js';
 import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
 import type { Sub } from './subscription.js';
@@ -39,7 +41,7 @@ import type { Sub } from './subscription.js';
 /** The reference version this server behaves as (serverz `version`). */
 export const STREAMING_VERSION = '0.25.6';
 
-export type StreamingState = 'STANDALONE' | 'SHUTDOWN' | 'FAILED';
+export type StreamingState = 'STANDALONE' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
 
 /** Errors that stop the streaming server from starting (bad options, cluster ID clash). */
 export class StreamingStartError extends Error {
@@ -103,6 +105,8 @@ export class StreamingServer {
   private batchRunning: Promise<void> | null = null;
 
   private readonly subs: BusSubscription[] = [];
+  /** The fault-tolerance member (--ft_group), null when standalone. */
+  ft: FtMember | null = null;
   private started = false;
   private closing: Promise<void> | null = null;
 
@@ -129,11 +133,24 @@ export class StreamingServer {
     return this.info.discovery + '.pings';
   }
 
+  /** Serves streaming clients: standalone, or the active server of an FT group. */
+  get serving(): boolean {
+    return this.state === 'STANDALONE' || this.state === 'FT_ACTIVE';
+  }
+
   /** Opens the store, recovers, checks no other server uses the cluster ID, subscribes. */
   async start(): Promise<void> {
     const o = this.options;
     this.store = o.store ?? this.createStore();
     this.bus = await this.createBus();
+    if (o.ftGroup !== '') {
+      // A standby reads nothing from the store until it holds the lock (ft.ts).
+      this.state = 'FT_STANDBY';
+      this.started = true;
+      this.ft = new FtMember(this, o.ftGroup);
+      this.ft.start();
+      return;
+    }
     try {
       await this.recoverAndInit();
       await this.checkNoOtherServer();
@@ -148,8 +165,70 @@ export class StreamingServer {
     logStartup(this);
   }
 
+  /** FT: the store lock is ours; recover and serve (called by FtMember). */
+  async activate(): Promise<void> {
+    if (this.state !== 'FT_STANDBY') return;
+    await this.recoverAndInit();
+    // Closed or aborted while recovering.
+    if ((this.state as StreamingState) !== 'FT_STANDBY') return;
+    this.subscribeAll();
+    this.state = 'FT_ACTIVE';
+    logStartup(this);
+  }
+
+  /** FT: stop serving at once (store lock lost, another active server). */
+  abort(reason: string): void {
+    if (this.state === 'FAILED' || this.state === 'SHUTDOWN') return;
+    this.logger.fatal(`STAN: ${reason}, aborting`);
+    this.state = 'FAILED';
+    this.ft?.stop();
+    for (const s of this.subs) s.unsubscribe();
+    this.subs.length = 0;
+    for (const client of this.clients.values()) client.stopHeartbeats();
+    for (const ch of this.channels.values()) {
+      for (const s of ch.allSubs()) {
+        s.stopTimer();
+        this.stopAcks(s);
+      }
+    }
+  }
+
+  private createSqlStore(): Store {
+    const o = this.options;
+    return new SqlStore({
+      source: o.sqlSource,
+      limits: o.limits,
+      lockOwner: this.serverId,
+      onLockLost: (why) => {
+        this.abort(`lost store lock (${why})`);
+      },
+      onChannelInactive: (name) => {
+        this.onChannelInactive(name);
+      },
+      warn: (text) => {
+        this.logger.warn(`STAN: ${text}`);
+      },
+      onDatabaseDown: (err) => {
+        this.logger.error(
+          `STAN: SQL store: database unavailable, refusing messages: ${err.message}`,
+        );
+      },
+      onDatabaseUp: () => {
+        this.logger.info('STAN: SQL store: database available again');
+      },
+    });
+  }
+
   private createStore(): Store {
     const o = this.options;
+    if (o.storeType === 'SQL') {
+      try {
+        return this.createSqlStore();
+      } catch (err) {
+        if (isStoreError(err)) throw new StreamingStartError(err.message);
+        throw err;
+      }
+    }
     if (o.storeType !== 'MEMORY') {
       throw new StreamingStartError(
         `store type ${o.storeType} not implemented yet (only MEMORY is available)`,
@@ -336,7 +415,7 @@ export class StreamingServer {
   /** max_inactivity: the store reports the channel idle; delete it unless it is in use. */
   private onChannelInactive(name: string): void {
     const channel = this.channels.get(name);
-    if (channel === undefined || this.state !== 'STANDALONE') return;
+    if (channel === undefined || !this.serving) return;
     if (channel.hasActiveSubs() || channel.subscribing > 0) return;
     for (const d of channel.durables.values()) d.stopTimer();
     for (const g of channel.groups.values()) g.shadow?.stopTimer();
@@ -447,6 +526,7 @@ export class StreamingServer {
   private async shutdown(): Promise<void> {
     if (!this.started) return;
     this.state = 'SHUTDOWN';
+    this.ft?.stop();
     this.logger.info('STAN: Shutting down.');
     await this.batchRunning;
     for (const client of this.clients.values()) client.stopHeartbeats();

@@ -28,7 +28,7 @@ export function handleConnect(s: StreamingServer, reply: string | null, data: Bu
     .request(existing.hbInbox, Buffer.alloc(0), s.options.clientCheckTimeout)
     .then((answer) => {
       s.checkingIds.delete(saved.clientID);
-      if (s.state !== 'STANDALONE') return;
+      if (!s.serving) return;
       const current = s.clients.get(saved.clientID);
       if (answer !== null && current === existing) {
         s.logger.debug(`STAN: [Client:${saved.clientID}] Connect failed; already connected`);

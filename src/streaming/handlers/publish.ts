@@ -33,7 +33,7 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     s.queueAck(reply, guid, Err.invalidPubReq);
     return;
   }
-  if (s.state !== 'STANDALONE') return;
+  if (!s.serving) return;
   let error = '';
   try {
     const channel = s.channel(name);

@@ -45,7 +45,7 @@ export async function handleSubscribe(
     fail(Err.unknownClient);
     return;
   }
-  if (s.state !== 'STANDALONE') return;
+  if (!s.serving) return;
   let channel: Channel;
   try {
     channel = s.channel(req.subject);
