@@ -90,6 +90,17 @@ export class InternalBus implements Bus {
     return n;
   }
 
+  congested(subject: string): boolean {
+    const limit = this.server.options.maxPending >>> 2;
+    const psubs = this.client.account.sublist.match(subject).psubs;
+    for (let i = 0; i < psubs.length; i++) {
+      const c = psubs[i]!.client;
+      const socket = c.socket;
+      if (socket !== null && c.out.queued + socket.writableLength > limit) return true;
+    }
+    return false;
+  }
+
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
     if (this.closed) return Promise.resolve(null);
     this.replySub ??= this.server.subscribeInternal(

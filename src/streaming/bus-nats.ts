@@ -47,6 +47,11 @@ export class NatsBus implements Bus {
     this.nc.publish(subject, data, reply !== null ? { reply } : undefined);
   }
 
+  /** The NATS server in between buffers and applies its own limits. */
+  congested(_subject: string): boolean {
+    return false;
+  }
+
   async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
     if (this.nc.isClosed()) return null;
     try {

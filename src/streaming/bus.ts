@@ -24,6 +24,12 @@ export interface Bus {
    * subscribed to `subject` (no responders).
    */
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null>;
+  /**
+   * True while a subscriber of `subject` has much output waiting (a quarter of
+   * max_pending): delivery pauses instead of piling a whole MaxInflight window into
+   * one connection's buffer and getting it cut off as a slow consumer.
+   */
+  congested(subject: string): boolean;
   /** Resolves once everything published so far has left this process. */
   flush(): Promise<void>;
   close(): Promise<void>;

@@ -8,6 +8,11 @@ import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
 import type { Sub } from './subscription.js';
 
+/** Messages sent to one subscription between two looks at its connection's backlog. */
+const CHECK_EVERY = 128;
+/** How long a congested subscriber gets to drain before delivery resumes. */
+const RETRY_MS = 2;
+
 /** pb.StartPosition's values. */
 const START = {
   NewOnly: 0,
@@ -94,7 +99,21 @@ export class Channel {
     }
     const msgs = this.store.msgs;
     const now = Date.now();
-    while (!sub.stalled && !sub.offline && !sub.fetching && sub.lastSent < msgs.lastSequence) {
+    let budget = CHECK_EVERY;
+    while (
+      !sub.stalled &&
+      !sub.offline &&
+      !sub.fetching &&
+      !sub.waiting &&
+      sub.lastSent < msgs.lastSequence
+    ) {
+      if (--budget === 0) {
+        budget = CHECK_EVERY;
+        if (this.server.bus.congested(sub.inbox)) {
+          this.retryLater(sub);
+          return;
+        }
+      }
       let seq = sub.lastSent + 1;
       // Messages removed by limits are skipped: delivery jumps to the first available.
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
@@ -116,9 +135,17 @@ export class Channel {
   sendGroup(g: QueueGroup): void {
     const msgs = this.store.msgs;
     const now = Date.now();
+    let budget = CHECK_EVERY;
     while (g.lastSent < msgs.lastSequence) {
       const member = g.pick();
-      if (member === null || member.fetching) return;
+      if (member === null || member.fetching || member.waiting) return;
+      if (--budget === 0) {
+        budget = CHECK_EVERY;
+        if (this.server.bus.congested(member.inbox)) {
+          this.retryLater(member);
+          return;
+        }
+      }
       let seq = g.lastSent + 1;
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
       const found = msgs.lookup(seq);
@@ -134,6 +161,16 @@ export class Channel {
       g.lastSent = seq;
       if (found !== undefined) member.send(seq, found, now);
     }
+  }
+
+  /** Delivery to a congested subscriber goes on once its output had time to drain. */
+  private retryLater(sub: Sub): void {
+    if (sub.waiting) return;
+    sub.waiting = true;
+    setTimeout(() => {
+      sub.waiting = false;
+      if (!sub.offline && this.server.channels.get(this.name) === this) this.sendAvailable(sub);
+    }, RETRY_MS);
   }
 
   private later(

@@ -45,6 +45,8 @@ export class Sub {
   private timerAt = 0;
   /** A message fetch from the store is in progress (stores that read asynchronously). */
   fetching = false;
+  /** Delivery paused for a congested connection (channel.ts retryLater). */
+  waiting = false;
 
   constructor(
     readonly channel: Channel,
@@ -137,11 +139,6 @@ export class Sub {
   private ownCounts(): Map<number, number> {
     this.redeliveries ??= new Map<number, number>();
     return this.redeliveries;
-  }
-
-  /** Resets redelivery counts (a durable resuming starts over at 1, as the reference). */
-  clearRedeliveryCounts(): void {
-    this.redeliveries = null;
   }
 
   /** Arms the ack timer to fire at `at` unless it already fires sooner. */
