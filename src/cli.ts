@@ -98,6 +98,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     server,
     monitor,
     configFile: cl.configFile,
+    config: settings.config,
     loadSettings: () => resolveSettings(cl),
   });
 }

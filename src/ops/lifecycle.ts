@@ -5,6 +5,7 @@
 
 import type { LoadedConfig } from '../config/load.js';
 import type { ServerOptions } from '../config/options.js';
+import { rememberConfig } from '../server/reload.js';
 import type { Server } from '../server/server.js';
 import {
   type MonitorAddress,
@@ -25,6 +26,8 @@ export interface ProcessContext {
   readonly monitor: MonitorAddress | null;
   /** The config file given with -c; empty when none. */
   readonly configFile: string;
+  /** What that file said at start, so a reload can tell what changed. */
+  readonly config: LoadedConfig | null;
   /** Reads the config file again with the command line's flags on top (throws ConfigError). */
   readonly loadSettings: () => ProcessSettings;
 }
@@ -47,6 +50,7 @@ export function runProcess(ctx: ProcessContext): Promise<number> {
   writePidFile(server);
   writePortsFile(server, ctx.monitor);
   server.reloadHooks.push(processFilesReloadHook(ctx.monitor));
+  rememberConfig(server, ctx.config);
 
   return new Promise<number>((resolve) => {
     const handlers = new Map<NodeJS.Signals, () => void>();

@@ -10,6 +10,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { ErrText, CloseReason } from '../protocol/errors.js';
+import { toPlain, type ConfEntry } from '../config/conf.js';
 import type { LoadedConfig } from '../config/load.js';
 import { goDuration } from '../config/duration-format.js';
 import { type ServerOptions, resolveOptions, validateOptions } from '../config/options.js';
@@ -30,6 +31,8 @@ export interface ReloadContext {
   readonly next: Readonly<ServerOptions>;
   /** Option keys whose value changes. */
   readonly changed: ReadonlySet<string>;
+  /** Config sections of other layers (`authorization`, `streaming`...) whose content changes. */
+  readonly changedSections: ReadonlySet<string>;
   /** The config file as read, with the sections of other layers; null when reloaded from code. */
   readonly config: LoadedConfig | null;
 }
@@ -45,6 +48,12 @@ export interface ReloadHook {
   readonly name: string;
   /** Option keys this layer reloads; a change to an option nobody reloads is refused. */
   readonly options?: readonly string[];
+  /**
+   * Config sections (top-level keys, lower case) this layer reloads. A change to a
+   * section nobody reloads is refused, so that a reload never half-applies a file
+   * (say, keeps the old users while logging success).
+   */
+  readonly sections?: readonly string[];
   prepare(ctx: ReloadContext): (() => void) | null;
 }
 
@@ -118,6 +127,19 @@ const FIELDS: readonly Field[] = [
 ];
 
 const FIELD_BY_KEY = new Map<string, Field>(FIELDS.map((f) => [f.key, f]));
+
+/** The config each server runs with, to tell which sections a reload changes. */
+const runningConfig = new WeakMap<Server, LoadedConfig>();
+
+/** Records the config file a server started from (the command line does). */
+export function rememberConfig(server: Server, config: LoadedConfig | null): void {
+  if (config !== null) runningConfig.set(server, config);
+}
+
+function sameEntry(a: ConfEntry | undefined, b: ConfEntry | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return isDeepStrictEqual(toPlain(a.value), toPlain(b.value));
+}
 
 /** Options that no config file sets: they keep their running value. */
 const RUNTIME_ONLY: readonly (keyof ServerOptions)[] = ['quiet'];
@@ -197,6 +219,16 @@ export function reloadServer(
         `old=${formatValue(before, field)}, new=${formatValue(after, field)}`,
     );
   }
+  const changedSections: string[] = [];
+  if (config !== null) {
+    const before = runningConfig.get(server)?.sections ?? new Map<string, ConfEntry>();
+    const reloadable = new Set(hooks.flatMap((h) => h.sections ?? []));
+    for (const key of new Set([...before.keys(), ...config.sections.keys()])) {
+      if (sameEntry(before.get(key), config.sections.get(key))) continue;
+      if (!reloadable.has(key)) throw new ReloadError(`config reload not supported for ${key}`);
+      changedSections.push(key);
+    }
+  }
   if (changed.length > 0) {
     const problems = validateOptions(next);
     if (problems.length > 0) throw new ReloadError(problems.join('; '));
@@ -207,6 +239,7 @@ export function reloadServer(
     previous,
     next,
     changed: new Set(changed),
+    changedSections: new Set(changedSections),
     config,
   };
   const work: (() => void)[] = [];
@@ -230,6 +263,7 @@ export function reloadServer(
   // As the reference, the logger takes its new settings after the "Reloaded" lines.
   if (logging) server.logger.configure(current);
   for (const apply of work) apply();
+  if (config !== null) runningConfig.set(server, config);
   server.configLoadTime = new Date();
   server.logger.info('Reloaded server configuration');
   return changed;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigText } from '../../src/config/conf.js';
 import { applyConfig, registerConfigKeys } from '../../src/config/load.js';
-import { ReloadError, type ReloadContext } from '../../src/server/reload.js';
+import { ReloadError, rememberConfig, type ReloadContext } from '../../src/server/reload.js';
 import { goDuration } from '../../src/config/duration-format.js';
 import { C0, RawClient } from '../helpers/raw.js';
 import { startLogged } from './helpers.js';
@@ -218,6 +218,7 @@ test('reload hooks: a layer sees its config section, may refuse, and runs only o
     let refuse = false;
     server.reloadHooks.push({
       name: 'auth (test)',
+      sections: ['x_test_layer'],
       prepare: (ctx) => {
         seen.push(ctx);
         if (refuse) throw new Error('authorization: users must not be empty');
@@ -238,6 +239,7 @@ test('reload hooks: a layer sees its config section, may refuse, and runs only o
     server.applyReload(config.options, config);
     assert.deepEqual(applied, ['auth', 'second']);
     assert.deepEqual([...seen[0]!.changed], ['maxPayload']);
+    assert.deepEqual([...seen[0]!.changedSections], ['x_test_layer']);
     assert.equal(seen[0]!.previous.maxPayload, 1024 * 1024);
     assert.equal(seen[0]!.next.maxPayload, 2048);
 
@@ -294,4 +296,28 @@ test('goDuration prints durations as Go does', () => {
   assert.equal(goDuration(3_600_000), '1h0m0s');
   assert.equal(goDuration(0), '0s');
   assert.equal(goDuration(0.5), '500µs');
+});
+
+test('a changed config section that no layer reloads is refused; an unchanged one is fine', async () => {
+  const { server } = await startLogged({});
+  try {
+    registerConfigKeys(['x_fixed_layer']);
+    const load = (text: string) => applyConfig(parseConfigText(text, 'x.conf'), 'x.conf');
+    rememberConfig(server, load('x_fixed_layer { size: 1 }\n'));
+    // Same content, other positions and spelling: not a change.
+    assert.deepEqual(
+      server.reloadConfig({ host: '127.0.0.1', port: 0 }, load('\n\nX_FIXED_LAYER: { size: 1 }\n')),
+      [],
+    );
+    assert.throws(
+      () =>
+        server.reloadConfig({ host: '127.0.0.1', port: 0 }, load('x_fixed_layer { size: 2 }\n')),
+      { message: 'config reload not supported for x_fixed_layer' },
+    );
+    assert.throws(() => server.reloadConfig({ host: '127.0.0.1', port: 0 }, load('')), {
+      message: 'config reload not supported for x_fixed_layer',
+    });
+  } finally {
+    await server.close();
+  }
 });
