@@ -5,7 +5,7 @@ import { DEFAULT_STORE_LIMITS } from '../../src/streaming/store/index.js';
 import { assertStoreError, msg, sub } from './store-fixtures.js';
 import type { SuiteContext } from './store-suite.js';
 
-export function channelTests({ withStore }: SuiteContext): void {
+export function channelTests({ withStore, options }: SuiteContext): void {
   describe('channels', () => {
     it(
       'creates channels with the limits they resolve to, and finds them',
@@ -110,7 +110,11 @@ export function channelTests({ withStore }: SuiteContext): void {
         a.msgs.store(m1);
         b.msgs.store(m2);
         b.msgs.store(m3);
-        const bytes = m1.encoded.length + m2.encoded.length + m3.encoded.length;
+        const bytes =
+          m1.encoded.length +
+          m2.encoded.length +
+          m3.encoded.length +
+          3 * (options.msgOverhead ?? 0);
         assert.deepEqual(store.totals(), { msgs: 3, bytes });
       }),
     );

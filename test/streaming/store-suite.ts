@@ -20,6 +20,11 @@ export interface StoreSuiteOptions {
   readonly name: string;
   /** True for stores whose data must come back after close() and reopen(). */
   readonly mustSurviveRestart: boolean;
+  /**
+   * Bytes a store counts per message on top of its marshaled MsgProto (spec 2.11:
+   * 0 for memory and SQL, 40 for FILE). Default 0.
+   */
+  readonly msgOverhead?: number;
   /** A new, empty store. */
   readonly open: (options: StoreOpenOptions) => Promise<Store>;
   /** Closes `store` and opens its data again with the same options (restart tests). */

@@ -1,0 +1,396 @@
+// The FILE store's I/O: a bounded pool of open files, append-only files that collect
+// records in memory, and the scheduler that writes them.
+//
+// Writes are batched: records are copied into a per-file buffer as they are stored,
+// and once per event-loop turn (or when flush() is called) each file with new bytes
+// gets one positioned writev. Rounds never overlap, so whatever is appended while a
+// round is on disk goes into the next one: group commit for free. flush() resolves
+// after the round that includes every earlier append, plus an fdatasync of every file
+// written since the last sync when `sync` is on.
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { FileStoreError } from './file-record.js';
+
+// Only writes create a file: a read of a removed slice must fail, not recreate it.
+const CREATE_FLAGS = constants.O_RDWR | constants.O_CREAT;
+const OPEN_FLAGS = constants.O_RDWR;
+const MIN_CHUNK = 16 * 1024;
+
+interface PoolEntry {
+  readonly handle: Promise<FileHandle>;
+  busy: number;
+  drained: (() => void)[];
+}
+
+/**
+ * Open files, least recently used first. Past the cap, idle files are closed; a file
+ * in use is never closed under its user (the cap is soft), and reopens on next use.
+ */
+export class FilePool {
+  private readonly entries = new Map<StoreFile, PoolEntry>();
+
+  constructor(private readonly cap: number) {}
+
+  get openCount(): number {
+    return this.entries.size;
+  }
+
+  async use<T>(file: StoreFile, fn: (h: FileHandle) => Promise<T>, create = false): Promise<T> {
+    let entry = this.entries.get(file);
+    if (entry === undefined) {
+      const flags = create ? CREATE_FLAGS : OPEN_FLAGS;
+      entry = { handle: open(file.path, flags, 0o644), busy: 0, drained: [] };
+      // A failed open must not stay cached.
+      entry.handle.catch(() => {
+        if (this.entries.get(file) === entry) this.entries.delete(file);
+      });
+      this.entries.set(file, entry);
+      this.trim();
+    } else {
+      this.entries.delete(file);
+      this.entries.set(file, entry);
+    }
+    entry.busy++;
+    try {
+      return await fn(await entry.handle);
+    } finally {
+      entry.busy--;
+      if (entry.busy === 0 && entry.drained.length > 0) {
+        for (const done of entry.drained.splice(0)) done();
+      }
+    }
+  }
+
+  /** Closes `file` once nobody uses it (before an unlink or a rename over it). */
+  async close(file: StoreFile): Promise<void> {
+    const entry = this.entries.get(file);
+    if (entry === undefined) return;
+    this.entries.delete(file);
+    if (entry.busy > 0) await new Promise<void>((r) => entry.drained.push(r));
+    await closeQuietly(entry.handle);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((f) => this.close(f)));
+  }
+
+  private trim(): void {
+    if (this.entries.size <= this.cap) return;
+    for (const [file, entry] of this.entries) {
+      if (this.entries.size <= this.cap) break;
+      if (entry.busy === 0) {
+        this.entries.delete(file);
+        void closeQuietly(entry.handle);
+      }
+    }
+  }
+}
+
+async function closeQuietly(handle: Promise<FileHandle>): Promise<void> {
+  try {
+    await (await handle).close();
+  } catch {
+    // Already failed to open or already closed: nothing to release.
+  }
+}
+
+/** A file of the store, known by path; its handle lives in the pool. */
+export class StoreFile {
+  constructor(public path: string) {}
+}
+
+/**
+ * A file written only at its end. `size` counts what was appended, `written` what
+ * the OS has; appends go into `chunk` and are handed to the scheduler as views.
+ */
+export class AppendFile extends StoreFile {
+  size: number;
+  written: number;
+  /** Bytes written since the last fdatasync. */
+  unsynced = false;
+  /** Removed from the store: nothing more is written. */
+  dead = false;
+  /** Created by this run: its directory entry needs a sync too. */
+  isNew: boolean;
+  dirty = false;
+  private chunk: Buffer = EMPTY;
+  private chunkFrom = 0;
+  private chunkPos = 0;
+  private queued: Buffer[] = [];
+  private nextChunk = MIN_CHUNK;
+
+  constructor(
+    path: string,
+    size: number,
+    private readonly io: IoScheduler,
+  ) {
+    super(path);
+    this.size = size;
+    this.written = size;
+    this.isNew = size === 0;
+  }
+
+  /** Room for `n` more bytes: write them at `buf[pos]`, then call commit(n). */
+  room(n: number): Buffer {
+    if (this.chunk.length - this.chunkPos < n) {
+      if (this.chunkPos > this.chunkFrom) {
+        this.queued.push(this.chunk.subarray(this.chunkFrom, this.chunkPos));
+      }
+      // Chunks grow while a turn fills them, up to buffer_size.
+      const size = Math.max(n, this.nextChunk);
+      this.nextChunk = Math.min(this.nextChunk * 2, Math.max(MIN_CHUNK, this.io.bufferSize));
+      this.chunk = Buffer.allocUnsafe(size);
+      this.chunkFrom = 0;
+      this.chunkPos = 0;
+    }
+    return this.chunk;
+  }
+
+  get pos(): number {
+    return this.chunkPos;
+  }
+
+  commit(n: number): void {
+    this.chunkPos += n;
+    this.size += n;
+    if (!this.dirty) {
+      this.dirty = true;
+      this.io.markDirty(this);
+    }
+  }
+
+  append(bytes: Uint8Array): void {
+    const buf = this.room(bytes.length);
+    buf.set(bytes, this.chunkPos);
+    this.commit(bytes.length);
+  }
+
+  /** What was appended and not handed to the OS yet, in order. */
+  take(): Buffer[] {
+    this.dirty = false;
+    if (this.chunkPos > this.chunkFrom) {
+      this.queued.push(this.chunk.subarray(this.chunkFrom, this.chunkPos));
+      this.chunkFrom = this.chunkPos;
+    }
+    const out = this.queued;
+    this.queued = [];
+    if (out.length === 0) this.nextChunk = MIN_CHUNK;
+    return out;
+  }
+
+  /** Forgets what was appended and not written; the file ends at `size` from now on. */
+  reset(size: number): void {
+    this.queued = [];
+    this.chunkFrom = this.chunkPos;
+    this.size = size;
+    this.written = size;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export interface IoOptions {
+  readonly sync: boolean;
+  readonly bufferSize: number;
+  readonly fdsCap: number;
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (err: Error) => void;
+}
+
+export class IoScheduler {
+  readonly pool: FilePool;
+  readonly bufferSize: number;
+  private readonly syncOnFlush: boolean;
+  private dirty: AppendFile[] = [];
+  private readonly unsynced = new Set<AppendFile>();
+  private dirsToSync = new Set<string>();
+  private tasks: (() => Promise<void>)[] = [];
+  private waiters: Waiter[] = [];
+  private syncRequested = false;
+  private scheduled = false;
+  private active = false;
+  private running: Promise<void> | undefined;
+  /** The first write error: every later flush fails with it (nothing is trusted after). */
+  failure: Error | undefined;
+
+  constructor(options: IoOptions) {
+    this.pool = new FilePool(options.fdsCap);
+    this.bufferSize = options.bufferSize;
+    this.syncOnFlush = options.sync;
+  }
+
+  markDirty(file: AppendFile): void {
+    this.dirty.push(file);
+    this.schedule();
+  }
+
+  /** Runs after the writes of the next round, in the order queued. */
+  addTask(task: () => Promise<void>): void {
+    this.tasks.push(task);
+    this.schedule();
+  }
+
+  /** A directory whose entries changed: synced with the next synced round. */
+  dirChanged(dir: string): void {
+    this.dirsToSync.add(dir);
+  }
+
+  /** Resolves once every earlier append is written (and synced if `sync`). */
+  flush(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      if (!this.active) this.start();
+    });
+  }
+
+  /** Writes and syncs everything (auto sync, close). */
+  syncAll(): Promise<void> {
+    this.syncRequested = true;
+    return this.flush();
+  }
+
+  /** Resolves when no round is running or due. */
+  async idle(): Promise<void> {
+    while (this.running !== undefined) await this.running;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.active) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (!this.active) this.start();
+    });
+  }
+
+  // `running` is cleared in the same synchronous step that sees nothing left to do, so
+  // a flush() arriving just after always starts a new loop.
+  private start(): void {
+    this.active = true;
+    const loop = this.loop();
+    if (this.looping()) this.running = loop;
+  }
+
+  private looping(): boolean {
+    return this.active;
+  }
+
+  private async loop(): Promise<void> {
+    while (true) {
+      if (
+        this.dirty.length === 0 &&
+        this.waiters.length === 0 &&
+        this.tasks.length === 0 &&
+        !this.syncRequested
+      ) {
+        this.active = false;
+        this.running = undefined;
+        return;
+      }
+      const waiters = this.waiters;
+      const files = this.dirty;
+      const tasks = this.tasks;
+      const sync = this.syncRequested || (this.syncOnFlush && waiters.length > 0);
+      this.waiters = [];
+      this.dirty = [];
+      this.tasks = [];
+      this.syncRequested = false;
+      try {
+        if (this.failure !== undefined) throw this.failure;
+        await Promise.all(files.map((f) => this.write(f)));
+        for (const task of tasks) await task();
+        if (sync) await this.syncFiles();
+      } catch (err) {
+        this.failure ??= asStoreError(err);
+        for (const w of waiters) w.reject(this.failure);
+        for (const w of this.waiters.splice(0)) w.reject(this.failure);
+        continue;
+      }
+      for (const w of waiters) w.resolve();
+    }
+  }
+
+  private async write(file: AppendFile): Promise<void> {
+    const bufs = file.take();
+    if (file.dead || bufs.length === 0) return;
+    let total = 0;
+    for (const b of bufs) total += b.length;
+    const at = file.written;
+    if (file.isNew) {
+      file.isNew = false;
+      this.dirsToSync.add(dirname(file.path));
+    }
+    await this.pool.use(
+      file,
+      async (h) => {
+        let done = 0;
+        let pending = bufs;
+        // A short write (disk nearly full, signal) continues where it stopped.
+        while (done < total) {
+          const { bytesWritten } = await h.writev(pending, at + done);
+          if (bytesWritten === 0) throw new Error(`no progress writing ${file.path}`);
+          done += bytesWritten;
+          if (done < total) pending = skipBytes(bufs, done);
+        }
+      },
+      true,
+    );
+    // `written` only moves forward: a reset during the write set it past these bytes.
+    if (file.written === at) file.written = at + total;
+    file.unsynced = true;
+    this.unsynced.add(file);
+  }
+
+  private async syncFiles(): Promise<void> {
+    const files = [...this.unsynced];
+    this.unsynced.clear();
+    const dirs = [...this.dirsToSync];
+    this.dirsToSync = new Set();
+    await Promise.all(
+      files.map(async (f) => {
+        if (f.dead || !f.unsynced) return;
+        f.unsynced = false;
+        await this.pool.use(f, (h) => h.datasync());
+      }),
+    );
+    await Promise.all(dirs.map((d) => syncDir(d)));
+  }
+}
+
+function skipBytes(bufs: Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  let skip = n;
+  for (const b of bufs) {
+    if (skip >= b.length) skip -= b.length;
+    else {
+      out.push(skip > 0 ? b.subarray(skip) : b);
+      skip = 0;
+    }
+  }
+  return out;
+}
+
+/** fsync of a directory: makes file creations, renames and removals in it durable. */
+export async function syncDir(dir: string): Promise<void> {
+  let h: FileHandle | undefined;
+  try {
+    h = await open(dir, constants.O_RDONLY);
+    await h.sync();
+  } catch (err) {
+    // A directory removed meanwhile (channel deleted) has nothing left to make durable.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  } finally {
+    await h?.close();
+  }
+}
+
+function asStoreError(err: unknown): Error {
+  if (err instanceof FileStoreError) return err;
+  const text = err instanceof Error ? err.message : String(err);
+  return new FileStoreError('IO', `file store: write failed, store stopped: ${text}`);
+}

@@ -1,0 +1,185 @@
+// A typed record log (subs.dat, clients.dat): state changes are appended as small
+// records, cheap on the delivery path, and the file is rewritten with only the live
+// state once most of its records are obsolete (compact, compact_frag,
+// compact_interval, compact_min_size). Replaying it at recovery rebuilds the state.
+import { open } from 'node:fs/promises';
+import { AppendFile, type IoScheduler } from './file-io.js';
+import { replaceFile } from './file-meta.js';
+import type { FileStoreTuning } from './file-options.js';
+import {
+  FILE_HEADER_SIZE,
+  MAX_TYPED_SIZE,
+  RECORD_HEADER_SIZE,
+  checkFileHeader,
+  fileHeader,
+  putRecord,
+  putVarint,
+  recordCrc,
+  typedSize,
+} from './file-record.js';
+import { cutOrRefuse, FileReader } from './file-scan.js';
+
+/** Writes live state as records into `out` (compaction). */
+export type Snapshot = (out: RecordSink) => void;
+
+export interface RecordSink {
+  record(type: number, payload: Uint8Array): void;
+  update(type: number, id: number, seq: number): void;
+}
+
+// Room for a hand-encoded SubStateUpdate: two tags and two 64-bit varints.
+const UPDATE_MAX = 2 + 2 * 10;
+const scratch = Buffer.alloc(UPDATE_MAX);
+/** scratchViews[n] is scratch[0..n): the CRC of an n-byte payload without allocating. */
+const scratchViews = Array.from({ length: UPDATE_MAX + 1 }, (_, n) => scratch.subarray(0, n));
+
+export class TypedLog implements RecordSink {
+  readonly file: AppendFile;
+  /** Records in the file now, obsolete ones included. */
+  private records: number;
+  private compacting = false;
+  private lastCompact = Date.now();
+
+  constructor(
+    path: string,
+    size: number,
+    records: number,
+    private readonly io: IoScheduler,
+    private readonly tuning: FileStoreTuning,
+    private readonly snapshot: Snapshot,
+    /** Records a compaction would write. */
+    private readonly liveRecords: () => number,
+  ) {
+    this.file = new AppendFile(path, size, io);
+    if (size === 0) this.file.append(fileHeader());
+    this.records = records;
+  }
+
+  record(type: number, payload: Uint8Array): void {
+    if (payload.length > MAX_TYPED_SIZE) {
+      throw new Error(`file store: record of ${payload.length} bytes is too large`);
+    }
+    const f = this.file;
+    const n = RECORD_HEADER_SIZE + payload.length;
+    putRecord(f.room(n), f.pos, typedSize(type, payload.length), payload);
+    f.commit(n);
+    this.added();
+  }
+
+  /** A SubStateUpdate{ID, seqno} record, encoded by hand: one per delivery and per ack. */
+  update(type: number, id: number, seq: number): void {
+    let len = putVarint(scratch, 1, id);
+    scratch[0] = 0x08;
+    scratch[len] = 0x10;
+    len = putVarint(scratch, len + 1, seq);
+    const field = typedSize(type, len);
+    const f = this.file;
+    const buf = f.room(RECORD_HEADER_SIZE + len);
+    const pos = f.pos;
+    buf.writeUInt32LE(field, pos);
+    buf.writeUInt32LE(recordCrc(field, scratchViews[len]!), pos + 4);
+    scratch.copy(buf, pos + RECORD_HEADER_SIZE, 0, len);
+    f.commit(RECORD_HEADER_SIZE + len);
+    this.added();
+  }
+
+  private added(): void {
+    this.records++;
+    const t = this.tuning;
+    if (
+      !t.compact ||
+      this.compacting ||
+      this.file.size < t.compactMinSize ||
+      (this.records - this.liveRecords()) * 100 < this.records * t.compactFrag ||
+      Date.now() - this.lastCompact < t.compactInterval
+    ) {
+      return;
+    }
+    this.compacting = true;
+    this.io.addTask(() => this.compact());
+  }
+
+  private async compact(): Promise<void> {
+    try {
+      if (this.file.dead) return;
+      // Taken now, between two rounds: it holds every change so far, written or not.
+      const chunks: Buffer[] = [fileHeader()];
+      let size = FILE_HEADER_SIZE;
+      let records = 0;
+      const sink: RecordSink = {
+        record: (type, payload) => {
+          const b = Buffer.allocUnsafe(RECORD_HEADER_SIZE + payload.length);
+          putRecord(b, 0, typedSize(type, payload.length), payload);
+          chunks.push(b);
+          size += b.length;
+          records++;
+        },
+        update: (type, id, seq) => {
+          let len = putVarint(scratch, 1, id);
+          scratch[0] = 0x08;
+          scratch[len] = 0x10;
+          len = putVarint(scratch, len + 1, seq);
+          sink.record(type, Buffer.from(scratch.subarray(0, len)));
+        },
+      };
+      this.snapshot(sink);
+      this.file.reset(size);
+      this.records = records;
+      await this.io.pool.close(this.file);
+      await replaceFile(this.file.path, chunks);
+    } finally {
+      this.compacting = false;
+      this.lastCompact = Date.now();
+    }
+  }
+}
+
+export interface ReplayResult {
+  /** Size of the file after recovery (cut if it had a bad tail); 0 if missing. */
+  readonly size: number;
+  readonly records: number;
+}
+
+/**
+ * Reads every record of a typed log. `apply` returns an error text for a record it
+ * cannot use; that record is then handled as a damaged one (cut or refuse).
+ */
+export async function replayLog(
+  path: string,
+  tuning: FileStoreTuning,
+  warn: (text: string) => void,
+  apply: (type: number, payload: Buffer) => string | undefined,
+): Promise<ReplayResult> {
+  const h = await open(path, 'r+').catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (h === undefined) return { size: 0, records: 0 };
+  try {
+    const fileSize = (await h.stat()).size;
+    if (fileSize === 0) return { size: 0, records: 0 };
+    const reader = new FileReader(h, fileSize, 0, tuning.readBufferSize, true);
+    if (fileSize < FILE_HEADER_SIZE) {
+      reader.bad = { offset: 0, eof: true, reason: 'unexpected end of file (file header)' };
+    } else {
+      checkFileHeader(await reader.bytes(0, FILE_HEADER_SIZE), path);
+      reader.pos = FILE_HEADER_SIZE;
+    }
+    let records = 0;
+    while (reader.bad === undefined) {
+      const rec = await reader.next();
+      if (rec === undefined) break;
+      const problem = apply(rec.type, rec.payload);
+      if (problem !== undefined) {
+        reader.bad = { offset: rec.offset, eof: false, reason: problem };
+        break;
+      }
+      records++;
+    }
+    if (reader.bad === undefined) return { size: fileSize, records };
+    const size = await cutOrRefuse(h, path, fileSize, reader.bad, tuning.truncateBadEof, warn);
+    return { size: size < FILE_HEADER_SIZE ? 0 : size, records };
+  } finally {
+    await h.close();
+  }
+}

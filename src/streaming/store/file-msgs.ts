@@ -1,0 +1,457 @@
+// The messages of one channel in the FILE store: an append-only log in slices
+// (file-slice.ts), a ring of recently stored messages for delivery, read-ahead blocks
+// for subscriptions that catch up, and the limits of the reference (max_msgs and
+// max_bytes on every store, max_age by a timer). Limits drop leading messages one by
+// one, or a whole slice at once when all of it must go; a slice whose messages are
+// all gone is deleted (except the last, whose records still tell the last sequence).
+import { unlink } from 'node:fs/promises';
+import Long from 'long';
+import { millisToNanos, MAX_SEQUENCE, nowNanos } from '../protocol/int64.js';
+import { StoreError } from './errors.js';
+import type { IoScheduler, StoreFile } from './file-io.js';
+import type { FileStoreTuning, SliceLimits } from './file-options.js';
+import { readBlock, type ReadBlock } from './file-read.js';
+import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
+import { compareTs, Slice } from './file-slice.js';
+import type { ChannelLimits } from './limits.js';
+import { droppingMsgsWarning } from './log.js';
+import { startTimer } from './timers.js';
+import type { MsgStore, StoredMsg } from './types.js';
+import { writeFirstSeq } from './file-meta.js';
+
+export interface FileMsgContext {
+  readonly isClosed: () => boolean;
+  readonly warn: (text: string) => void;
+  readonly onStored: (() => void) | undefined;
+  readonly io: IoScheduler;
+  readonly tuning: FileStoreTuning;
+  readonly sliceLimits: SliceLimits;
+}
+
+/** What recovery found for a channel. */
+export interface RecoveredMsgs {
+  readonly slices: Slice[];
+  readonly first: number;
+  readonly nextNum: number;
+}
+
+const RING_MIN = 1024;
+const RING_MAX = 65536;
+const READ_BLOCKS = 4;
+const RESIDENT_EXTRA = 2;
+
+export class FileMsgStore implements MsgStore {
+  private slices: Slice[];
+  private first = 0;
+  private last = 0;
+  private total = 0;
+  private size = 0;
+  private nextNum: number;
+  // Recently stored messages: ring[seq & mask] for seq in [ringFirst, last].
+  private ring: (StoredMsg | undefined)[] = new Array<StoredMsg | undefined>(RING_MIN);
+  private mask = RING_MIN - 1;
+  private ringFirst = 1;
+  private ringCount = 0;
+  private ringBytes = 0;
+  private blocks: ReadBlock[] = [];
+  private reads: { slice: Slice; from: number; to: number; done: Promise<ReadBlock> }[] = [];
+  private useClock = 0;
+  private readonly used = new WeakMap<Slice, number>();
+  private firstDirty = false;
+  private ageTimer: NodeJS.Timeout | undefined;
+  private readonly maxAgeNanos: Long | undefined;
+  private hitLimit = false;
+
+  constructor(
+    private readonly channel: string,
+    readonly dir: string,
+    private readonly limits: ChannelLimits,
+    private readonly ctx: FileMsgContext,
+    /** channel.dat: the first sequence, so limits do not come undone after a restart. */
+    private readonly metaFile: StoreFile,
+    recovered: RecoveredMsgs | undefined,
+  ) {
+    this.maxAgeNanos = limits.maxAge > 0 ? millisToNanos(limits.maxAge) : undefined;
+    this.slices = recovered?.slices ?? [];
+    this.nextNum = recovered?.nextNum ?? 1;
+    const tail = this.slices[this.slices.length - 1];
+    if (tail !== undefined) {
+      this.last = tail.lastSeq;
+      this.first = Math.min(Math.max(recovered!.first, this.slices[0]!.firstSeq), this.last + 1);
+      for (const s of this.slices) this.size += s.liveBytes;
+      this.total = this.countLive();
+      this.enforceCountAndSize();
+      if (this.maxAgeNanos !== undefined && this.total > 0) this.expire();
+    }
+  }
+
+  get firstSequence(): number {
+    return this.first;
+  }
+
+  get lastSequence(): number {
+    return this.last;
+  }
+
+  get count(): number {
+    return this.total;
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** Slices on disk (tests and monitoring). */
+  get sliceCount(): number {
+    return this.slices.length;
+  }
+
+  store(msg: StoredMsg): boolean {
+    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+    const seq = msg.sequence;
+    if (seq <= this.last) return false;
+    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {
+      throw new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
+    }
+    const encoded = msg.encoded;
+    let tail = this.slices[this.slices.length - 1];
+    if (this.total === 0) {
+      // Empty (never used, or everything dropped): it may resume anywhere after last.
+      if (tail !== undefined && (seq !== this.last + 1 || tail.count === 0)) {
+        this.dropSlice(tail);
+        tail = undefined;
+      }
+      this.first = seq;
+      this.ringFirst = seq;
+      this.ringCount = 0;
+      this.ringBytes = 0;
+    } else if (seq !== this.last + 1) {
+      throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
+    }
+    if (tail === undefined || this.isFull(tail, RECORD_HEADER_SIZE + encoded.length)) {
+      tail = this.newSlice();
+    }
+    const ts = msg.timestamp;
+    tail.append(seq, ts.low, ts.high, encoded);
+    this.last = seq;
+    this.total++;
+    this.size += encoded.length + MSG_OVERHEAD;
+    this.remember(msg);
+    if (this.maxAgeNanos !== undefined && this.ageTimer === undefined) this.scheduleExpiry();
+    this.enforceCountAndSize();
+    this.ctx.onStored?.();
+    return true;
+  }
+
+  lookup(sequence: number): StoredMsg | undefined | Promise<StoredMsg | undefined> {
+    if (sequence < this.first || sequence > this.last || this.total === 0) return undefined;
+    if (sequence >= this.ringFirst && this.ringCount > 0) return this.ring[sequence & this.mask];
+    for (const b of this.blocks) {
+      const i = sequence - b.from;
+      if (i >= 0 && i < b.msgs.length) return b.msgs[i];
+    }
+    const slice = this.sliceOf(sequence);
+    if (slice === undefined) return undefined;
+    return this.readFrom(slice, sequence);
+  }
+
+  sequenceFromTimestamp(timestamp: Long): number | Promise<number> {
+    if (this.first === 0) return 0;
+    if (this.total === 0) return this.last + 1;
+    const { high, low } = timestamp;
+    // Slices are in time order: the first whose last message is not older holds it.
+    let lo = this.headIndex();
+    let hi = this.slices.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.slices[mid]!;
+      if (compareTs(s.lastTsHigh, s.lastTsLow, high, low) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const slice = this.slices[lo];
+    if (slice === undefined) return this.last + 1;
+    const from = Math.max(this.first, slice.firstSeq);
+    if (compareTs(slice.firstTsHigh, slice.firstTsLow, high, low) >= 0) return from;
+    if (slice.index !== undefined) return slice.seqAtOrAfter(from, high, low);
+    return this.loadIndex(slice).then(() => slice.seqAtOrAfter(from, high, low));
+  }
+
+  empty(): void {
+    this.stopTimer();
+    for (const s of this.slices.splice(0)) this.dropSlice(s);
+    this.first = 0;
+    this.last = 0;
+    this.total = 0;
+    this.size = 0;
+    this.ringCount = 0;
+    this.ringBytes = 0;
+    this.ring.fill(undefined);
+    this.blocks = [];
+    this.hitLimit = false;
+    this.markFirstDirty();
+  }
+
+  stopTimer(): void {
+    if (this.ageTimer !== undefined) clearTimeout(this.ageTimer);
+    this.ageTimer = undefined;
+  }
+
+  /** Every file of the log, for a channel deletion. */
+  files(): StoreFile[] {
+    return this.slices.flatMap((s) => [s.dat, s.idx]);
+  }
+
+  // ---- slices ------------------------------------------------------------------
+
+  private isFull(tail: Slice, recLen: number): boolean {
+    if (tail.count === 0) return false;
+    const l = this.ctx.sliceLimits;
+    return (
+      (l.maxMsgs > 0 && tail.count >= l.maxMsgs) ||
+      tail.dat.size + recLen > l.maxBytes ||
+      (l.maxAge > 0 && Date.now() - tail.createdAt >= l.maxAge)
+    );
+  }
+
+  private newSlice(): Slice {
+    const slice = new Slice(this.nextNum++, this.dir, this.ctx.io, 0, 0);
+    this.slices.push(slice);
+    this.trimResident();
+    return slice;
+  }
+
+  /** Removes a slice's files (after the writes already queued). */
+  private dropSlice(slice: Slice): void {
+    const i = this.slices.indexOf(slice);
+    if (i >= 0) this.slices.splice(i, 1);
+    this.blocks = this.blocks.filter((b) => b.slice !== slice);
+    slice.dat.dead = true;
+    slice.idx.dead = true;
+    const io = this.ctx.io;
+    io.addTask(async () => {
+      try {
+        for (const f of [slice.dat, slice.idx]) {
+          await io.pool.close(f);
+          await unlinkQuietly(f.path);
+        }
+        io.dirChanged(this.dir);
+      } catch (err) {
+        // Housekeeping: a slice left behind is removed at the next start.
+        this.ctx.warn(`file store: cannot remove ${slice.dat.path}: ${String(err)}`);
+      }
+    });
+  }
+
+  private sliceOf(seq: number): Slice | undefined {
+    let lo = 0;
+    let hi = this.slices.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.slices[mid]!;
+      if (seq < s.firstSeq) hi = mid - 1;
+      else if (seq > s.lastSeq) lo = mid + 1;
+      else return s;
+    }
+    return undefined;
+  }
+
+  /** Index of the slice holding `first` (the head), 0 if none. */
+  private headIndex(): number {
+    const head = this.slices[0];
+    return head !== undefined && this.first > head.lastSeq && this.slices.length > 1 ? 1 : 0;
+  }
+
+  private countLive(): number {
+    let n = 0;
+    for (const s of this.slices) n += s.lastSeq - Math.max(s.firstSeq, this.first) + 1;
+    return Math.max(0, n);
+  }
+
+  private async loadIndex(slice: Slice): Promise<Buffer> {
+    const index = await slice.loadIndex();
+    this.used.set(slice, ++this.useClock);
+    this.trimResident();
+    return index;
+  }
+
+  // The head and tail indexes stay in memory; of the others, the most recently used.
+  private trimResident(): void {
+    const others = this.slices
+      .slice(1, -1)
+      .filter((s) => s.index !== undefined)
+      .sort((a, b) => (this.used.get(b) ?? 0) - (this.used.get(a) ?? 0));
+    for (const s of others.slice(RESIDENT_EXTRA)) s.evictIndex();
+  }
+
+  // ---- reads -------------------------------------------------------------------
+
+  private remember(msg: StoredMsg): void {
+    if (this.ringCount > this.mask) {
+      if (this.mask + 1 < RING_MAX) this.growRing();
+      else this.forgetOldest();
+    }
+    this.ring[msg.sequence & this.mask] = msg;
+    this.ringCount++;
+    this.ringBytes += msg.encoded.length;
+    while (this.ringBytes > this.ctx.tuning.cacheBytes && this.ringCount > 1) this.forgetOldest();
+  }
+
+  private forgetOldest(): void {
+    const i = this.ringFirst & this.mask;
+    this.ringBytes -= this.ring[i]!.encoded.length;
+    this.ring[i] = undefined;
+    this.ringFirst++;
+    this.ringCount--;
+  }
+
+  private growRing(): void {
+    const size = (this.mask + 1) * 2;
+    const ring = new Array<StoredMsg | undefined>(size);
+    for (let s = this.ringFirst; s < this.ringFirst + this.ringCount; s++) {
+      ring[s & (size - 1)] = this.ring[s & this.mask];
+    }
+    this.ring = ring;
+    this.mask = size - 1;
+  }
+
+  private async readFrom(slice: Slice, seq: number): Promise<StoredMsg | undefined> {
+    for (const r of this.reads) {
+      if (r.slice === slice && seq >= r.from && seq <= r.to) {
+        // `to` is a guess made before the read: past what it got, read again.
+        const b = await r.done;
+        const m = b.msgs[seq - b.from];
+        if (m !== undefined) return m;
+        break;
+      }
+    }
+    if (slice.index === undefined) await this.loadIndex(slice);
+    const t = this.ctx.tuning;
+    const done = readBlock(this.ctx.io, slice, seq, t.readBufferSize, t.crc, this.ctx.warn);
+    // Lookups of the following messages wait for this read instead of starting theirs.
+    const to = Math.min(slice.lastSeq, seq + Math.floor(t.readBufferSize / RECORD_HEADER_SIZE));
+    const entry = { slice, from: seq, to, done };
+    this.reads.push(entry);
+    try {
+      const block = await done;
+      if (!slice.dat.dead) {
+        this.blocks.unshift(block);
+        if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
+      }
+      return block.msgs[0];
+    } finally {
+      this.reads.splice(this.reads.indexOf(entry), 1);
+    }
+  }
+
+  // ---- limits ------------------------------------------------------------------
+
+  // The newest message always stays, even when it alone exceeds max_bytes.
+  private enforceCountAndSize(): void {
+    const { maxMsgs, maxBytes } = this.limits;
+    if (maxMsgs <= 0 && maxBytes <= 0) return;
+    while (
+      this.total > 1 &&
+      ((maxMsgs > 0 && this.total > maxMsgs) || (maxBytes > 0 && this.size > maxBytes))
+    ) {
+      const head = this.slices[0]!;
+      const headLive = head.lastSeq - this.first + 1;
+      // All of the head would go one by one: drop it whole, without reading its index.
+      if (
+        this.slices.length > 1 &&
+        headLive < this.total &&
+        ((maxMsgs > 0 && this.total - headLive >= maxMsgs) ||
+          (maxBytes > 0 && this.size - head.liveBytes >= maxBytes))
+      ) {
+        this.dropHead(head, headLive);
+      } else {
+        this.removeFirst();
+      }
+      if (!this.hitLimit) {
+        this.hitLimit = true;
+        this.ctx.warn(droppingMsgsWarning(this.channel, this.total, maxMsgs, this.size, maxBytes));
+      }
+    }
+  }
+
+  private dropHead(head: Slice, live: number): void {
+    this.total -= live;
+    this.size -= head.liveBytes;
+    this.dropSlice(head);
+    this.first = this.slices[0]!.firstSeq;
+    this.markFirstDirty();
+  }
+
+  // Dropping a message moves first_seq; once all are gone first = last + 1.
+  private removeFirst(): void {
+    const head = this.slices[0]!;
+    if (head.index === undefined) {
+      head.loadIndexSync();
+      this.trimResident();
+    }
+    const bytes = head.sizeOf(this.first) + MSG_OVERHEAD;
+    this.first++;
+    this.total--;
+    this.size -= bytes;
+    head.liveBytes -= bytes;
+    if (this.first > head.lastSeq && this.slices.length > 1) {
+      this.dropSlice(head);
+      this.first = this.slices[0]!.firstSeq;
+    }
+    this.markFirstDirty();
+  }
+
+  private markFirstDirty(): void {
+    if (this.firstDirty) return;
+    this.firstDirty = true;
+    this.ctx.io.addTask(async () => {
+      this.firstDirty = false;
+      await writeFirstSeq(this.ctx.io, this.metaFile, this.first);
+    });
+  }
+
+  private headTs(): { high: number; low: number } {
+    const head = this.slices[0]!;
+    if (this.first > head.lastSeq) return { high: head.lastTsHigh, low: head.lastTsLow };
+    if (head.index === undefined) head.loadIndexSync();
+    return { high: head.tsHighOf(this.first), low: head.tsLowOf(this.first) };
+  }
+
+  private scheduleExpiry(): void {
+    const { high, low } = this.headTs();
+    const waitNanos = Long.fromBits(low, high).add(this.maxAgeNanos!).subtract(nowNanos());
+    this.ageTimer = startTimer(waitNanos.toNumber() / 1e6, () => {
+      this.ageTimer = undefined;
+      if (!this.ctx.isClosed()) this.expire();
+    });
+  }
+
+  private expire(): void {
+    const cutoff = nowNanos().subtract(this.maxAgeNanos!);
+    while (this.total > 0) {
+      const head = this.slices[0]!;
+      const live = head.lastSeq - this.first + 1;
+      if (
+        this.slices.length > 1 &&
+        live < this.total &&
+        compareTs(head.lastTsHigh, head.lastTsLow, cutoff.high, cutoff.low) <= 0
+      ) {
+        this.dropHead(head, live);
+        continue;
+      }
+      const { high, low } = this.headTs();
+      if (compareTs(high, low, cutoff.high, cutoff.low) > 0) {
+        this.scheduleExpiry();
+        return;
+      }
+      this.removeFirst();
+    }
+  }
+}
+
+async function unlinkQuietly(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

@@ -1,0 +1,84 @@
+// Reading messages back from a slice: one positioned read of up to read_buffer_size
+// bytes from the requested message on, parsed into messages with the sequence and
+// timestamp from the index, so a subscription catching up reads the log in large
+// sequential blocks instead of one small read per message.
+import Long from 'long';
+import type { IoScheduler } from './file-io.js';
+import { RECORD_HEADER_SIZE, recordCrc } from './file-record.js';
+import type { Slice } from './file-slice.js';
+import type { StoredMsg } from './types.js';
+
+export interface ReadBlock {
+  readonly slice: Slice;
+  readonly from: number;
+  /** Messages from..from+length-1 (shorter than asked if a record was bad). */
+  readonly msgs: StoredMsg[];
+}
+
+/**
+ * Reads messages `seq`.. of `slice` (its index resident), as many as fit in
+ * `maxBytes` (at least one). Records are checked against the index and, with `crc`,
+ * their CRC; reading stops before the first bad one, which `warn` reports.
+ */
+export async function readBlock(
+  io: IoScheduler,
+  slice: Slice,
+  seq: number,
+  maxBytes: number,
+  crc: boolean,
+  warn: (text: string) => void,
+): Promise<ReadBlock> {
+  const start = slice.offsetOf(seq);
+  let to = seq;
+  let end = start + RECORD_HEADER_SIZE + slice.sizeOf(seq);
+  while (to < slice.lastSeq) {
+    const next = end + RECORD_HEADER_SIZE + slice.sizeOf(to + 1);
+    if (next - start > maxBytes) break;
+    to++;
+    end = next;
+  }
+  // Appended but not on disk yet (evicted from the cache before its round ran).
+  if (end > slice.dat.written) await io.flush();
+  const buf = Buffer.allocUnsafe(end - start);
+  const msgs: StoredMsg[] = [];
+  const block: ReadBlock = { slice, from: seq, msgs };
+  if (slice.dat.dead) return block;
+  try {
+    await io.pool.use(slice.dat, async (h) => {
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await h.read(buf, got, buf.length - got, start + got);
+        if (bytesRead === 0) throw new Error(`unexpected end of file at offset ${start + got}`);
+        got += bytesRead;
+      }
+    });
+  } catch (err) {
+    // A slice removed by limits meanwhile has nothing to give; anything else is logged.
+    if (!isDead(slice)) warn(`file store: cannot read ${slice.dat.path}: ${String(err)}`);
+    return block;
+  }
+  let pos = 0;
+  for (let s = seq; s <= to; s++) {
+    const size = slice.sizeOf(s);
+    const field = buf.readUInt32LE(pos);
+    const encoded = buf.subarray(pos + RECORD_HEADER_SIZE, pos + RECORD_HEADER_SIZE + size);
+    if (field !== size || (crc && recordCrc(field, encoded) !== buf.readUInt32LE(pos + 4))) {
+      warn(
+        `file store: corrupt record for message ${s} in ${slice.dat.path} at offset ${start + pos}`,
+      );
+      break;
+    }
+    msgs.push({
+      sequence: s,
+      timestamp: Long.fromBits(slice.tsLowOf(s), slice.tsHighOf(s)),
+      encoded,
+    });
+    pos += RECORD_HEADER_SIZE + size;
+  }
+  return block;
+}
+
+// Read again after an await: limits may have removed the slice meanwhile.
+function isDead(slice: Slice): boolean {
+  return slice.dat.dead;
+}

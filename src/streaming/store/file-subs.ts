@@ -1,0 +1,246 @@
+// The subscriptions of one channel in the FILE store: kept in memory as the memory
+// store keeps them, and logged to subs.dat with the reference's record types:
+//   1 new (SubState)   2 update (SubState)   3 delete (SubStateDelete)
+//   4 ack (SubStateUpdate{ID, seqno})        5 sent, now pending (SubStateUpdate)
+// Replaying the log restores offline durables with their last sent sequence and
+// unacked messages, which the server redelivers after a restart.
+import { seqFromLong, seqToLong } from '../protocol/int64.js';
+import { SubState, SubStateDelete, SubStateUpdate } from '../protocol/index.js';
+import type Long from 'long';
+import { StoreError } from './errors.js';
+import type { IoScheduler } from './file-io.js';
+import { TypedLog, replayLog, type RecordSink } from './file-log.js';
+import type { FileStoreTuning } from './file-options.js';
+import type { StoredSub, SubInit, SubRecord, SubStore } from './types.js';
+
+export const SUBS_FILE = 'subs.dat';
+
+const NEW = 1;
+const UPDATE = 2;
+const DELETE = 3;
+const ACK = 4;
+const SENT = 5;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+interface Entry {
+  record: Mutable<SubRecord>;
+  readonly pending: Set<number>;
+}
+
+export interface RecoveredSubs {
+  readonly subs: Map<number, Entry>;
+  readonly maxId: number;
+  readonly size: number;
+  readonly records: number;
+}
+
+export interface SubStoreContext {
+  readonly io: IoScheduler;
+  readonly tuning: FileStoreTuning;
+  readonly isClosed: () => boolean;
+  /** Called when a subscription is created, updated or deleted (max_inactivity). */
+  readonly onChange: (() => void) | undefined;
+}
+
+export class FileSubStore implements SubStore {
+  private readonly subs: Map<number, Entry>;
+  private maxId: number;
+  private pendingCount = 0;
+  readonly log: TypedLog;
+
+  constructor(
+    path: string,
+    private readonly maxSubscriptions: number,
+    private readonly ctx: SubStoreContext,
+    recovered: RecoveredSubs | undefined,
+  ) {
+    this.subs = recovered?.subs ?? new Map<number, Entry>();
+    this.maxId = recovered?.maxId ?? 0;
+    for (const e of this.subs.values()) this.pendingCount += e.pending.size;
+    this.log = new TypedLog(
+      path,
+      recovered?.size ?? 0,
+      recovered?.records ?? 0,
+      ctx.io,
+      ctx.tuning,
+      (out) => {
+        this.snapshot(out);
+      },
+      () => this.subs.size + this.pendingCount + 1,
+    );
+  }
+
+  get count(): number {
+    return this.subs.size;
+  }
+
+  create(init: SubInit): SubRecord {
+    this.checkOpen();
+    if (this.maxSubscriptions > 0 && this.subs.size >= this.maxSubscriptions) {
+      throw new StoreError('TOO_MANY_SUBS');
+    }
+    const record = { ...init, id: ++this.maxId };
+    this.subs.set(record.id, { record, pending: new Set() });
+    this.log.record(NEW, encodeSub(record));
+    this.ctx.onChange?.();
+    return record;
+  }
+
+  update(record: SubRecord): void {
+    this.checkOpen();
+    const entry = this.subs.get(record.id);
+    if (entry === undefined) {
+      // As the reference's file store: an update for an unknown ID records it.
+      this.subs.set(record.id, { record: { ...record }, pending: new Set() });
+      if (record.id > this.maxId) this.maxId = record.id;
+    } else {
+      entry.record = { ...record };
+    }
+    this.log.record(UPDATE, encodeSub(record));
+    this.ctx.onChange?.();
+  }
+
+  delete(id: number): void {
+    this.checkOpen();
+    const entry = this.subs.get(id);
+    if (entry === undefined) return;
+    this.pendingCount -= entry.pending.size;
+    this.subs.delete(id);
+    this.log.record(DELETE, SubStateDelete.encode({ ID: seqToLong(id) }).finish());
+    this.ctx.onChange?.();
+  }
+
+  addPending(id: number, sequence: number): void {
+    const entry = this.subs.get(id);
+    if (entry === undefined || this.ctx.isClosed()) return;
+    const size = entry.pending.size;
+    entry.pending.add(sequence);
+    if (entry.pending.size !== size) this.pendingCount++;
+    if (sequence > entry.record.lastSent) entry.record.lastSent = sequence;
+    this.log.update(SENT, id, sequence);
+  }
+
+  ack(id: number, sequence: number): void {
+    const entry = this.subs.get(id);
+    if (entry === undefined || this.ctx.isClosed() || !entry.pending.delete(sequence)) return;
+    this.pendingCount--;
+    this.log.update(ACK, id, sequence);
+  }
+
+  /** A live view: it follows later changes to the subscription. */
+  get(id: number): StoredSub | undefined {
+    return this.subs.get(id);
+  }
+
+  all(): IterableIterator<StoredSub> {
+    return this.subs.values();
+  }
+
+  /** True while some subscription is not closed (max_inactivity). */
+  hasActive(): boolean {
+    for (const { record } of this.subs.values()) if (!record.isClosed) return true;
+    return false;
+  }
+
+  // Live state as records. A delete of the highest ID ever given, first, keeps that ID
+  // from being reused after a restart, whatever was deleted before the compaction.
+  private snapshot(out: RecordSink): void {
+    out.record(DELETE, SubStateDelete.encode({ ID: seqToLong(this.maxId) }).finish());
+    for (const { record, pending } of this.subs.values()) {
+      out.record(NEW, encodeSub(record));
+      for (const seq of pending) out.update(SENT, record.id, seq);
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+  }
+}
+
+function encodeSub(r: SubRecord): Uint8Array {
+  return SubState.encode({
+    ID: seqToLong(r.id),
+    clientID: r.clientID,
+    qGroup: r.qGroup,
+    inbox: r.inbox,
+    ackInbox: r.ackInbox,
+    maxInFlight: r.maxInFlight,
+    ackWaitInSecs: r.ackWaitInSecs,
+    durableName: r.durableName,
+    lastSent: seqToLong(r.lastSent),
+    isDurable: r.isDurable,
+    isClosed: r.isClosed,
+  }).finish();
+}
+
+function num(v: Long | number | null | undefined): number {
+  if (v === null || v === undefined) return 0;
+  return typeof v === 'number' ? v : seqFromLong(v);
+}
+
+function decodeSub(payload: Buffer): Mutable<SubRecord> {
+  const s = SubState.decode(payload);
+  return {
+    id: num(s.ID),
+    clientID: s.clientID,
+    qGroup: s.qGroup,
+    inbox: s.inbox,
+    ackInbox: s.ackInbox,
+    maxInFlight: s.maxInFlight,
+    ackWaitInSecs: s.ackWaitInSecs,
+    durableName: s.durableName,
+    lastSent: num(s.lastSent),
+    isDurable: s.isDurable,
+    isClosed: s.isClosed,
+  };
+}
+
+/** Replays subs.dat (missing: no subscriptions). */
+export async function recoverSubs(
+  path: string,
+  tuning: FileStoreTuning,
+  warn: (text: string) => void,
+): Promise<RecoveredSubs> {
+  const subs = new Map<number, Entry>();
+  let maxId = 0;
+  const { size, records } = await replayLog(path, tuning, warn, (type, payload) => {
+    try {
+      switch (type) {
+        case NEW:
+        case UPDATE: {
+          const record = decodeSub(payload);
+          const entry = subs.get(record.id);
+          if (type === UPDATE && entry !== undefined) entry.record = record;
+          else subs.set(record.id, { record, pending: new Set() });
+          if (record.id > maxId) maxId = record.id;
+          return undefined;
+        }
+        case DELETE: {
+          const id = num(SubStateDelete.decode(payload).ID);
+          subs.delete(id);
+          if (id > maxId) maxId = id;
+          return undefined;
+        }
+        case ACK:
+        case SENT: {
+          const u = SubStateUpdate.decode(payload);
+          const entry = subs.get(num(u.ID));
+          if (entry === undefined) return undefined;
+          const seq = num(u.seqno);
+          if (type === ACK) entry.pending.delete(seq);
+          else {
+            entry.pending.add(seq);
+            if (seq > entry.record.lastSent) entry.record.lastSent = seq;
+          }
+          return undefined;
+        }
+        default:
+          return `unknown record type ${type}`;
+      }
+    } catch (err) {
+      return `undecodable record of type ${type} (${String(err)})`;
+    }
+  });
+  return { subs, maxId, size, records };
+}
