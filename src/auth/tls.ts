@@ -6,7 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import type { Client } from '../server/client.js';
 
@@ -32,7 +32,19 @@ export class TlsConfigError extends Error {}
 
 export class TlsLayer {
   readonly options: TlsOptions;
-  private readonly context: SecureContext;
+  /**
+   * Runs every handshake; it never listens. Sockets are handed to it after their
+   * first byte, so that Node checks the client certificate as for the sockets a
+   * tls.Server accepts (a TLSSocket made by hand leaves that to its owner). The
+   * TLSSocket it makes replays what the stream holds, so the byte already read
+   * reaches the TLS engine.
+   */
+  private readonly handshakes: Server;
+  /** Handshakes under way, by the client's address and port. */
+  private readonly pending = new Map<
+    string,
+    { done: (s: TLSSocket) => void; fail: (err: Error) => void }
+  >();
 
   constructor(options: TlsOptions) {
     this.options = options;
@@ -50,17 +62,32 @@ export class TlsLayer {
     const key = read(options.keyFile, 'key');
     const ca = options.caFile !== '' ? read(options.caFile, 'CA file') : undefined;
     try {
-      this.context = createSecureContext({
+      this.handshakes = createServer({
         cert,
         key,
         ...(ca !== undefined ? { ca } : {}),
         minVersion: 'TLSv1.2',
+        requestCert: options.verify,
+        rejectUnauthorized: options.verify,
+        handshakeTimeout: options.timeout * 1000,
       });
     } catch (err) {
       throw new TlsConfigError(
         `error parsing X509 certificate/key pair: ${(err as Error).message}`,
       );
     }
+    const peer = (s: TLSSocket): string => `${s.remoteAddress ?? ''}:${String(s.remotePort ?? '')}`;
+    this.handshakes.on('secureConnection', (s: TLSSocket) => {
+      const p = this.pending.get(peer(s));
+      this.pending.delete(peer(s));
+      if (p === undefined) s.destroy();
+      else p.done(s);
+    });
+    this.handshakes.on('tlsClientError', (err: Error, s: TLSSocket) => {
+      const p = this.pending.get(peer(s));
+      this.pending.delete(peer(s));
+      p?.fail(err);
+    });
   }
 
   /** INFO fields, as the reference: tls_required (or tls_available with allow_non_tls), tls_verify. */
@@ -111,42 +138,36 @@ export class TlsLayer {
         c.close(CloseReason.tlsHandshake, ErrText.tlsRequired);
         return;
       }
-      const verify = this.options.verify;
-      // TLSSocket on a net.Socket reads through its handle and first replays what
-      // the stream holds: the byte read above is handed to the TLS engine.
-      const secure = new TLSSocket(raw, {
-        isServer: true,
-        secureContext: this.context,
-        requestCert: verify,
-        rejectUnauthorized: verify,
-      });
       const fail = (err: Error): void => {
         stopTimer();
         c.server.logger.error(`${c.label()} - TLS handshake error: ${err.message}`);
-        if (!c.closed) {
-          c.close(CloseReason.tlsHandshake);
-          secure.destroy();
-        }
+        c.close(CloseReason.tlsHandshake);
+        raw.destroy();
       };
-      secure.once('error', fail);
-      secure.once('secure', () => {
-        stopTimer();
-        secure.off('error', fail);
-        raw.off('error', onError);
-        raw.off('close', onError);
-        if (c.closed) {
-          secure.destroy();
-          return;
-        }
-        // Client.close() writes to and ends c.socket: from now on that is the TLS socket.
-        c.socket = secure;
-        if (c.server.logger.debugEnabled) {
-          c.server.logger.debug(
-            `${c.label()} - TLS handshake complete (${secure.getProtocol() ?? '?'}, ${secure.getCipher().name})`,
-          );
-        }
-        ready(secure);
+      const key = `${raw.remoteAddress ?? ''}:${String(raw.remotePort ?? '')}`;
+      this.pending.set(key, {
+        done: (secure) => {
+          stopTimer();
+          raw.off('error', onError);
+          raw.off('close', onError);
+          if (c.closed) {
+            secure.destroy();
+            return;
+          }
+          // Client.close() writes to and ends c.socket: from now on the TLS socket.
+          c.socket = secure;
+          if (c.server.logger.debugEnabled) {
+            c.server.logger.debug(
+              `${c.label()} - TLS handshake complete (${secure.getProtocol() ?? '?'}, ${secure.getCipher().name})`,
+            );
+          }
+          ready(secure);
+        },
+        fail,
       });
+      // Unclaimed entries (a refused certificate ends silently) go with the client.
+      c.socket?.once('close', () => this.pending.delete(key));
+      this.handshakes.emit('connection', raw);
     });
   }
 }
