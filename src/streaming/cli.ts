@@ -24,13 +24,6 @@ export function streamingSettingsForCli(
     }
     throw err;
   }
-  const store = settings.options.storeType ?? 'MEMORY';
-  if (settings.enabled && store === 'FILE') {
-    process.stderr.write(
-      `wirebus: streaming store type ${store}: ${store.toLowerCase()} store not implemented yet (use MEMORY)\n`,
-    );
-    return 2;
-  }
   return settings;
 }
 

@@ -1,6 +1,7 @@
 // Options of the streaming layer, with the reference server's defaults
 // (nats-streaming-server's server.GetDefaultOptions). Durations are milliseconds.
 
+import type { FileStoreTuning } from './store/file-options.js';
 import type { StoreLimitsConfig } from './store/limits.js';
 import type { Store } from './store/types.js';
 
@@ -11,10 +12,15 @@ export interface StreamingOptions {
   clusterId: string;
   /** Prefix of the discover subject (`discover_prefix`). */
   discoverPrefix: string;
-  /** Store type; only MEMORY is implemented for now. */
+  /** Store type. */
   storeType: StoreKind;
   /** Directory of the FILE store. */
   dir: string;
+  /**
+   * FILE store options (`--file_*` flags, `file_options { ... }`): see
+   * store/file-options.ts for the names and defaults; absent fields take the default.
+   */
+  fileOptions: Partial<FileStoreTuning>;
   /** SQL store: driver (`--sql_driver`, only `postgres`) and connection string (`--sql_source`). */
   sqlDriver: string;
   sqlSource: string;
@@ -48,6 +54,7 @@ export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze
   discoverPrefix: DEFAULT_DISCOVER_PREFIX,
   storeType: 'MEMORY',
   dir: '',
+  fileOptions: {},
   sqlDriver: '',
   sqlSource: '',
   ftGroup: '',
@@ -92,6 +99,9 @@ export function validateStreamingOptions(o: StreamingOptions): string[] {
     } else if (!['postgres', 'postgresql', 'pg'].includes(o.sqlDriver.toLowerCase())) {
       problems.push(`sql: driver "${o.sqlDriver}" is not supported (only postgres)`);
     }
+  }
+  if (o.store === null && o.storeType === 'FILE' && o.dir === '') {
+    problems.push('file store: --dir is required for the FILE store');
   }
   if (o.ftGroup !== '' && o.store === null && o.storeType === 'MEMORY') {
     problems.push('ft: only FILE or SQL stores supported in FT mode');

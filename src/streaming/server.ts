@@ -32,6 +32,7 @@ import { ConnectRequest } from './protocol/index.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
+import { FileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import { SqlStore } from './store/sql/store.js';
 import { isStoreError } from './store/errors.js';
@@ -227,6 +228,26 @@ export class StreamingServer {
       } catch (err) {
         if (isStoreError(err)) throw new StreamingStartError(err.message);
         throw err;
+      }
+    }
+    if (o.storeType === 'FILE') {
+      try {
+        return new FileStore({
+          ...o.fileOptions,
+          dir: o.dir,
+          limits: o.limits,
+          onLockLost: () => {
+            this.abort('lost store lock');
+          },
+          onChannelInactive: (name) => {
+            this.onChannelInactive(name);
+          },
+          warn: (text) => {
+            this.logger.warn(`STAN: ${text}`);
+          },
+        });
+      } catch (err) {
+        throw new StreamingStartError(err instanceof Error ? err.message : String(err));
       }
     }
     if (o.storeType !== 'MEMORY') {

@@ -1,5 +1,5 @@
 // bin/wirebus with streaming: the reference's flags and config section, -st FILE
-// refused for now, and the streaming layer as a TCP client of another server (-ns).
+// needing --dir, and the streaming layer as a TCP client of another server (-ns).
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -137,7 +137,7 @@ describe('bin/wirebus with streaming', () => {
     }
   });
 
-  it('-st FILE exits 2 with a clear error, as do bad streaming flags', () => {
+  it('-st FILE without --dir fails with a clear error; bad streaming flags exit 2', () => {
     const run = (args: string[]): { status: number | null; stderr: string } => {
       const r = spawnSync(process.execPath, ['bin/wirebus', '-p', '0', ...args], {
         cwd: repoRoot,
@@ -146,9 +146,9 @@ describe('bin/wirebus with streaming', () => {
       });
       return { status: r.status, stderr: r.stderr };
     };
-    const file = run(['-st', 'FILE', '--dir', '/tmp/x']);
-    assert.equal(file.status, 2);
-    assert.match(file.stderr, /file store not implemented yet/);
+    const file = run(['-st', 'FILE']);
+    assert.equal(file.status, 1);
+    assert.match(file.stderr, /--dir is required for the FILE store/);
     assert.equal(run(['-st', 'NOPE']).status, 2);
     assert.equal(run(['-ma', 'forever']).status, 2);
     const dir = mkdtempSync(join(tmpdir(), 'wirebus-stan-'));
