@@ -34,11 +34,18 @@ export class Channel {
   dirty = false;
   /** Subscribe requests in progress: they keep max_inactivity from deleting the channel. */
   subscribing = 0;
+  /**
+   * The last sequence made durable by a store flush: only messages up to it are
+   * delivered (a PubAck and a delivery both mean "persisted").
+   */
+  deliverable: number;
 
   constructor(
     readonly server: StreamingServer,
     readonly store: ChannelStore,
-  ) {}
+  ) {
+    this.deliverable = store.msgs.lastSequence;
+  }
 
   get name(): string {
     return this.store.name;
@@ -105,7 +112,7 @@ export class Channel {
       !sub.offline &&
       !sub.fetching &&
       !sub.waiting &&
-      sub.lastSent < msgs.lastSequence
+      sub.lastSent < this.deliverable
     ) {
       if (--budget === 0) {
         budget = CHECK_EVERY;
@@ -136,7 +143,7 @@ export class Channel {
     const msgs = this.store.msgs;
     const now = Date.now();
     let budget = CHECK_EVERY;
-    while (g.lastSent < msgs.lastSequence) {
+    while (g.lastSent < this.deliverable) {
       const member = g.pick();
       if (member === null || member.fetching || member.waiting) return;
       if (--budget === 0) {

@@ -459,6 +459,11 @@ export class StreamingServer {
       this.ackReplies.push(reply);
       this.ackGuids.push(guid);
       this.ackErrors.push(error);
+      // io_batch_size: a full batch goes to the store now, the rest of the turn after.
+      if (this.ackReplies.length >= this.options.ioBatchSize) {
+        this.runBatch();
+        return;
+      }
     }
     this.scheduleBatch();
   }
@@ -484,6 +489,9 @@ export class StreamingServer {
     const guids = this.ackGuids;
     const errors = this.ackErrors;
     const dirty = this.dirty;
+    if (replies.length === 0 && dirty.length === 0) return;
+    // What this batch stored; later publishes wait for their own flush.
+    const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
     this.ackReplies = [];
     this.ackGuids = [];
     this.ackErrors = [];
@@ -494,6 +502,7 @@ export class StreamingServer {
         () => {
           for (let i = 0; i < dirty.length; i++) {
             const ch = dirty[i]!;
+            if (upTo[i]! > ch.deliverable) ch.deliverable = upTo[i]!;
             if (this.channels.get(ch.name) === ch) ch.deliverNew();
             else ch.dirty = false;
           }
