@@ -250,11 +250,6 @@ export class StreamingServer {
         throw new StreamingStartError(err instanceof Error ? err.message : String(err));
       }
     }
-    if (o.storeType !== 'MEMORY') {
-      throw new StreamingStartError(
-        `store type ${o.storeType} not implemented yet (only MEMORY is available)`,
-      );
-    }
     try {
       return new MemoryStore({
         limits: o.limits,
