@@ -809,8 +809,21 @@ export function parseConnect(text: string): ParsedConnect | string {
 
 /** CONNECT text with credentials blanked, for trace logs. */
 export function redactConnect(text: string): string {
-  return text.replace(
-    /"(pass|auth_token|sig|jwt)"\s*:\s*"(?:[^"\\]|\\.)*"/g,
-    (_m, key: string) => `"${key}":"[REDACTED]"`,
-  );
+  // Parsed, not pattern-matched: a key written with escapes (`"p\u0061ss"`) or a
+  // credential of another type must not slip through. Text that is not a JSON object
+  // is not shown at all, since it may hold anything.
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return `<${text.length} bytes, not JSON>`;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return `<${text.length} bytes, not a JSON object>`;
+  }
+  const o = json as Record<string, unknown>;
+  for (const key of ['pass', 'auth_token', 'sig', 'jwt']) {
+    if (Object.hasOwn(o, key)) o[key] = '[REDACTED]';
+  }
+  return JSON.stringify(o);
 }
