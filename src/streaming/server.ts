@@ -491,6 +491,9 @@ export class StreamingServer {
     this.ackGuids = [];
     this.ackErrors = [];
     this.dirty = [];
+    // A publish during this batch's flush must mark its channel for the next batch:
+    // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
+    for (const ch of dirty) ch.dirty = false;
     const run = previous
       .then(() => this.store.flush())
       .then(
