@@ -11,6 +11,7 @@ import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
+import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let cl;
@@ -56,6 +57,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const streaming = streamingSettingsForCli(cl, settings.config);
   if (typeof streaming === 'number') return streaming;
+  const clustering = clusterSettingsForCli(cl, settings.config);
+  if (typeof clustering === 'number') return clustering;
   let server: Server;
   try {
     // -t only checks: no log file is created.
@@ -71,6 +74,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;
   }
+  const cluster = attachClusterForCli(server, clustering);
+  if (typeof cluster === 'number') return cluster;
   if (cl.testConfig) {
     process.stderr.write(`wirebus: configuration file ${cl.configFile} is valid\n`);
     return 0;
@@ -87,6 +92,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         ? `Can't start monitoring: ${message}`
         : `Error listening on port: ${message}`,
     );
+    await server.close();
+    return 1;
+  }
+  if (!(await startClusterForCli(server, cluster))) {
     await server.close();
     return 1;
   }

@@ -6,6 +6,9 @@ import { Server } from './server/server.js';
 import { startStreaming } from './streaming/attach.js';
 import type { StreamingOptions } from './streaming/options.js';
 import type { StreamingServer } from './streaming/server.js';
+import { attachCluster } from './cluster/attach.js';
+import type { Cluster } from './cluster/cluster.js';
+import type { ClusterOptions } from './cluster/options.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
@@ -26,9 +29,17 @@ export {
   STREAMING_VERSION,
 } from './streaming/index.js';
 
+export { Cluster } from './cluster/cluster.js';
+export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
+
 export type StartOptions = Partial<ServerOptions> & {
   /** Runs the streaming layer too (true for the defaults), e.g. `{ clusterId: 'c' }`. */
   streaming?: Partial<StreamingOptions> | boolean;
+  /**
+   * Joins a cluster: opens a route port (`port` 0 for a free one) and connects to
+   * `routes`, e.g. `{ name: 'c1', port: 0, routes: ['nats-route://127.0.0.1:6222'] }`.
+   */
+  cluster?: Partial<ClusterOptions>;
 };
 
 export interface RunningServer {
@@ -43,6 +54,8 @@ export interface RunningServer {
   readonly httpPort: number;
   /** The streaming server when `streaming` was given, else null. */
   readonly streaming: StreamingServer | null;
+  /** The cluster layer when `cluster` was given, else null; `cluster.port` is the route port. */
+  readonly cluster: Cluster | null;
   close(): Promise<void>;
 }
 
@@ -51,14 +64,16 @@ export interface RunningServer {
  * servers log nothing unless a log file, debug or trace is asked for.
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const { streaming: streamingOptions, ...coreOptions } = options;
+  const { streaming: streamingOptions, cluster: clusterOptions, ...coreOptions } = options;
   const quiet =
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
   const server = new Server({ ...coreOptions, quiet });
   const monitor = attachMonitor(server);
+  const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);
   try {
     await server.start();
+    await cluster?.start();
   } catch (err) {
     await server.close();
     throw err;
@@ -83,6 +98,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     monitor,
     httpPort: monitor?.port ?? 0,
     streaming,
+    cluster,
     close: () => server.close(),
   };
 }

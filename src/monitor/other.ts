@@ -1,6 +1,7 @@
-// The smaller endpoints: /routez, /healthz, /accountz, /leafz, /gatewayz, /jsz and
-// the index page. wirebus has no routes, leaf nodes, gateways or JetStream yet, so
-// those answer with the reference's shape for a server that has none configured.
+// The smaller endpoints: /routez (from src/cluster), /healthz, /accountz, /leafz,
+// /gatewayz, /jsz and the index page. wirebus has no leaf nodes, gateways or
+// JetStream yet, so those answer with the reference's shape for a server that has
+// none configured.
 
 import type { Server } from '../server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from '../server/version.js';
@@ -8,16 +9,14 @@ import { nowMs, rfc3339 } from './format.js';
 import { joinBase, json, type Monitor, type MonitorHandler } from './http.js';
 import { BadRequest, queryBool, querySubs } from './query.js';
 import { sublistStats } from './subsz.js';
+import { routez } from '../cluster/monitor.js';
 
 function head(server: Server): { server_id: string; now: string } {
   return { server_id: server.id, now: rfc3339(nowMs()) };
 }
 
 export function routezHandler(server: Server): MonitorHandler {
-  return (req) => {
-    querySubs(req.query); // validated as the reference does; there are no routes to list
-    return json({ ...head(server), num_routes: 0, routes: [] }, req.query);
-  };
+  return (req) => json(routez(server, querySubs(req.query)), req.query);
 }
 
 /**

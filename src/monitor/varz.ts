@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { advertisedHost, advertisedPort, type Server } from '../server/server.js';
 import { PROTOCOL_VERSION } from '../server/version.js';
+import { routeCounts, varzCluster } from '../cluster/monitor.js';
 import { msToNs, nowMs, rfc3339, uptime } from './format.js';
 import { json, type Monitor, type MonitorHandler } from './http.js';
 
@@ -83,9 +84,9 @@ export function varz(
   v.max_control_line = o.maxControlLine;
   v.max_payload = o.maxPayload;
   v.max_pending = o.maxPending;
-  // No clustering, gateways, leaf nodes, MQTT, websocket or JetStream yet: the
-  // reference writes these as empty objects when they are not configured.
-  v.cluster = {};
+  // No gateways, leaf nodes, MQTT, websocket or JetStream yet: the reference writes
+  // these as empty objects when they are not configured.
+  v.cluster = varzCluster(server);
   v.gateway = {};
   v.leaf = {};
   v.mqtt = {};
@@ -103,8 +104,9 @@ export function varz(
   v.cpu = usage.cpu();
   v.connections = clientCount(server);
   v.total_connections = server.totalConnections;
-  v.routes = 0;
-  v.remotes = 0;
+  const routes = routeCounts(server);
+  v.routes = routes.routes;
+  v.remotes = routes.remotes;
   v.leafnodes = 0;
   v.in_msgs = server.inMsgs;
   v.out_msgs = server.outMsgs;

@@ -22,6 +22,8 @@ export const ErrText = {
   parserError: 'Parser Error',
   tlsRequired: 'Secure Connection - TLS Required',
   routePort: 'Attempted To Connect To Route Port',
+  // The reference's answer to a route RS+ whose subject the index refuses.
+  invalidSubscription: 'Invalid Subscription',
   invalidSubject: 'Invalid Subject',
   invalidPublishSubject: 'Invalid Publish Subject',
   maxSubscriptions: 'maximum subscriptions exceeded',
@@ -52,6 +54,9 @@ export const CloseReason = {
   noRespondersNeedsHeaders: 'No Responders Requires Headers',
   duplicateRoute: 'Duplicate Route',
   routeRemoved: 'Route Removed',
+  wrongPort: 'Incorrect Port',
+  clusterNameConflict: 'Cluster Name Conflict',
+  duplicateServerName: 'Duplicate Server Name',
 } as const;
 
 export type CloseReasonText = (typeof CloseReason)[keyof typeof CloseReason];

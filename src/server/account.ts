@@ -5,7 +5,7 @@ import type { Client } from './client.js';
 import { deliver } from './delivery.js';
 import type { PublishedMessage } from './message.js';
 import { Sublist } from '../subjects/sublist.js';
-import type { Subscription } from './subscription.js';
+import type { RouteSink, Subscription } from './subscription.js';
 
 export const GLOBAL_ACCOUNT = '$G';
 
@@ -23,6 +23,11 @@ export class Account {
   readonly sublist: Sublist<Subscription>;
   /** Imports and exports; null (the usual case) keeps routing to this index alone. */
   links: AccountLinks | null = null;
+  /**
+   * Route queue subscriptions in the index (src/cluster). While there are none, a
+   * queue member is picked as on a single server; otherwise by weight.
+   */
+  routeQueueSubs = 0;
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;
@@ -38,9 +43,19 @@ export class Account {
     const result = this.sublist.match(subject);
     const noEcho = publisher !== null && !publisher.echo;
     let delivered = 0;
+    // A route marked, if any, and the frame of its marks: after the match it sends
+    // the message once to each marked route.
+    let routes: RouteSink | null = null;
+    let frame = 0;
     const psubs = result.psubs;
     for (let i = 0; i < psubs.length; i++) {
       const sub = psubs[i]!;
+      if (sub.route !== null) {
+        if (routes === null) frame = sub.route.open();
+        sub.route.mark(frame, null);
+        routes = sub.route;
+        continue;
+      }
       if (noEcho && sub.client === publisher) continue;
       if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
       if (deliver(sub, m)) delivered++;
@@ -50,12 +65,19 @@ export class Account {
       const members = qsubs[g]!;
       const n = members.length;
       // A random start spreads the group's load, as the reference does; the scan
-      // skips members that cannot take the message.
-      const first = (Math.random() * n) | 0;
+      // skips members that cannot take the message. A route's member weighs as
+      // many members as its server has, so the load spreads over the cluster.
+      const first = this.routeQueueSubs === 0 ? (Math.random() * n) | 0 : weightedStart(members);
       for (let k = 0; k < n; k++) {
         let j = first + k;
         if (j >= n) j -= n;
         const sub = members[j]!;
+        if (sub.route !== null) {
+          if (routes === null) frame = sub.route.open();
+          sub.route.mark(frame, sub.queue);
+          routes = sub.route;
+          break;
+        }
         if (noEcho && sub.client === publisher) continue;
         if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
         if (deliver(sub, m)) {
@@ -64,7 +86,20 @@ export class Account {
         }
       }
     }
+    if (routes !== null) delivered += routes.send(frame, this, subject, m);
     if (this.links !== null) delivered += this.links.route(publisher, subject, m);
     return delivered;
   }
+}
+
+/** A member index drawn with probability proportional to the members' weights. */
+function weightedStart(members: readonly Subscription[]): number {
+  let total = 0;
+  for (let i = 0; i < members.length; i++) total += members[i]!.weight;
+  let r = Math.random() * total;
+  for (let i = 0; i < members.length; i++) {
+    r -= members[i]!.weight;
+    if (r < 0) return i;
+  }
+  return members.length - 1;
 }

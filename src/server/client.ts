@@ -44,7 +44,11 @@ export interface ConnectOptions {
   sig: string;
 }
 
-export type ClientKind = 'client' | 'internal';
+/**
+ * A route (src/cluster) reads with its own parser and uses its Client only for output:
+ * the outbound block, the per-turn flush, max_pending and holding publishers.
+ */
+export type ClientKind = 'client' | 'internal' | 'route';
 
 /** A connection's publish and subscribe permissions (src/auth/permissions.ts). */
 export interface PermissionChecks {
@@ -181,8 +185,7 @@ export class Client implements ParserHandler {
       this.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
     });
     socket.on('drain', () => {
-      this.socketPending = 0;
-      this.releaseProducers();
+      this.drained();
     });
     if (info !== null) this.send(info);
     if (this.server.authRequired) {
@@ -522,6 +525,12 @@ export class Client implements ParserHandler {
         this.slowConsumer(CloseReason.slowConsumerDeadline);
       }
     }, this.server.options.writeDeadline);
+  }
+
+  /** The socket wrote everything out: publishers held for it may go on. */
+  drained(): void {
+    this.socketPending = 0;
+    this.releaseProducers();
   }
 
   private releaseProducers(): void {

@@ -49,6 +49,8 @@ async function lameDuck(server: Server): Promise<void> {
   } else if (interval > 1000) {
     interval = 1000;
   }
+  // As the reference: the routes hear of it first, then the clients.
+  server.cluster?.lameDuck();
   sendAsyncInfo(server, { ldm: true });
 
   const sleep = cancellableSleep(server);

@@ -36,6 +36,21 @@ export interface SecurityHooks {
   clientClosed(c: Client): void;
 }
 
+/**
+ * Clustering (src/cluster) plugs in here; null when no cluster port is configured,
+ * and then nothing of it runs.
+ */
+export interface ClusterHooks {
+  /** Adds cluster and connect_urls to a client INFO under construction. */
+  clientInfo(info: Record<string, unknown>, ldm: boolean): void;
+  /** A local subscription came (+1) or went (-1): interest for the other servers. */
+  localInterest(sub: Subscription, delta: number): void;
+  /** Right after a client's first PONG: a fresh INFO if the cluster changed since it connected. */
+  afterFirstPong(c: Client): void;
+  /** Lame duck mode begins: the other servers stop advertising this one. */
+  lameDuck(): void;
+}
+
 export class Server {
   readonly options: ServerOptions;
   readonly logger: Logger;
@@ -54,6 +69,7 @@ export class Server {
   authRequired = false;
   lameDuck = false;
   security: SecurityHooks | null = null;
+  cluster: ClusterHooks | null = null;
   /** The config file the command line named, for the log; empty when embedded. */
   configFile = '';
   /** Layers that take part in a config reload (security, streaming): see reload.ts. */
@@ -81,6 +97,8 @@ export class Server {
   private spareFlushList: Client[] = [];
   private flushScheduled = false;
   private readonly internalMessage = new InternalMessage();
+  /** publishInternal calls under way: a subscriber may publish while it receives. */
+  private internalDepth = 0;
   private closing: Promise<void> | null = null;
   /** Run by start() before the client listener opens, and by close(): the monitor. */
   private readonly startHooks: (() => Promise<void>)[] = [];
@@ -183,6 +201,7 @@ export class Server {
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;
+    if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
     if (extra.ldm === true) info.ldm = true;
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
@@ -239,16 +258,24 @@ export class Server {
     this.subscriptionCount++;
     const p = sub.client.perms;
     if (p !== null) sub.filter = p.deliveryFilter(sub.subject);
+    if (this.cluster !== null) this.cluster.localInterest(sub, 1);
   }
 
-  subscriptionRemoved(_sub: Subscription): void {
+  subscriptionRemoved(sub: Subscription): void {
     this.subscriptionCount--;
+    if (this.cluster !== null) this.cluster.localInterest(sub, -1);
   }
 
   afterFirstPong(c: Client): void {
     // Async INFO goes only to clients past their first PONG; one that missed a change
     // gets a fresh INFO now.
     infoAfterFirstPong(this, c);
+    if (this.cluster !== null) this.cluster.afterFirstPong(c);
+  }
+
+  /** A new connection id: clients, in-process clients and routes share one sequence. */
+  nextConnectionId(): number {
+    return this.nextCid++;
   }
 
   clientClosed(c: Client): void {
@@ -299,12 +326,24 @@ export class Server {
     data: Buffer,
     headers: Buffer | null = null,
   ): number {
-    const m = this.internalMessage.set(subject, reply, headers, data);
+    // The shared message serves one publish at a time: one made while another is
+    // still being routed (to local subscribers, then to the routes) gets its own.
+    const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).set(
+      subject,
+      reply,
+      headers,
+      data,
+    );
     c.inMsgs++;
     c.inBytes += m.size;
     this.inMsgs++;
     this.inBytes += m.size;
-    return c.account.route(c, subject, m);
+    this.internalDepth++;
+    try {
+      return c.account.route(c, subject, m);
+    } finally {
+      this.internalDepth--;
+    }
   }
 
   // ---- lifecycle ----------------------------------------------------------------

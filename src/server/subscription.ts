@@ -1,5 +1,6 @@
 // One subscription of a connection (or of an in-process subscriber).
 
+import type { Account } from './account.js';
 import type { Client } from './client.js';
 import type { PublishedMessage } from './message.js';
 
@@ -19,6 +20,22 @@ export interface DeliveryFilter {
   admit(subject: string, m: PublishedMessage): boolean;
 }
 
+/**
+ * The far end of a route's subscription (src/cluster). A message that matches one is
+ * not written at once: the route is marked, and after the whole match the message
+ * goes to each marked route once, however many of its subscriptions matched. A
+ * frame keeps the marks of one message apart from those of a message published
+ * meanwhile (an in-process subscriber that publishes while receiving).
+ */
+export interface RouteSink {
+  /** Begins collecting routes for one message; returns its frame. */
+  open(): number;
+  /** Marks the frame's message for this route; queue is the group it was chosen for. */
+  mark(frame: number, queue: string | null): void;
+  /** Sends the frame's message once to each route marked in it; returns how many. */
+  send(frame: number, account: Account, subject: string, m: PublishedMessage): number;
+}
+
 export class Subscription {
   readonly client: Client;
   readonly subject: string;
@@ -35,6 +52,10 @@ export class Subscription {
   closed = false;
   /** Set only for subscriptions of users with permissions that act at delivery. */
   filter: DeliveryFilter | null = null;
+  /** Set once for a route's subscription: matching messages go to that route. */
+  route: RouteSink | null = null;
+  /** Queue members this one stands for: 1, or for a route the remote group's size. */
+  weight = 1;
 
   constructor(
     client: Client,

@@ -1,0 +1,49 @@
+// A message that came over a route goes to this server's own subscribers only: in a
+// full mesh every server hears from the publisher's server directly, so forwarding
+// it again would deliver it twice (the reference's one-hop rule). Queue groups get
+// it only when the sending server chose this one for them (the names in RMSG), and
+// then a local member takes it.
+
+import type { Account } from '../server/account.js';
+import { deliver } from '../server/delivery.js';
+import type { PublishedMessage } from '../server/message.js';
+
+/** Delivers to local subscriptions; returns how many received the message. */
+export function deliverRouted(
+  account: Account,
+  subject: string,
+  m: PublishedMessage,
+  queues: readonly string[] | null,
+): number {
+  const result = account.sublist.match(subject);
+  let delivered = 0;
+  const psubs = result.psubs;
+  for (let i = 0; i < psubs.length; i++) {
+    const sub = psubs[i]!;
+    if (sub.route !== null) continue;
+    if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
+    if (deliver(sub, m)) delivered++;
+  }
+  if (queues === null) return delivered;
+  const qsubs = result.qsubs;
+  for (let g = 0; g < qsubs.length; g++) {
+    const members = qsubs[g]!;
+    const name = members[0]?.queue;
+    if (name == null || !queues.includes(name)) continue;
+    const n = members.length;
+    const first = (Math.random() * n) | 0;
+    for (let k = 0; k < n; k++) {
+      let j = first + k;
+      if (j >= n) j -= n;
+      const sub = members[j]!;
+      // Another server's member: that server was not chosen, this one was.
+      if (sub.route !== null) continue;
+      if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
+      if (deliver(sub, m)) {
+        delivered++;
+        break;
+      }
+    }
+  }
+  return delivered;
+}
