@@ -3,6 +3,8 @@
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor, type Monitor } from './monitor/index.js';
 import { Server } from './server/server.js';
+import type { SecurityOptions } from './auth/options.js';
+import { attachSecurity } from './auth/security.js';
 import { startStreaming } from './streaming/attach.js';
 import type { StreamingOptions } from './streaming/options.js';
 import type { StreamingServer } from './streaming/server.js';
@@ -12,6 +14,16 @@ import type { ClusterOptions } from './cluster/options.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
+export { attachSecurity, Security, SecurityConfigError } from './auth/security.js';
+export type {
+  AccountConfig,
+  ExportConfig,
+  ImportConfig,
+  PermissionsConfig,
+  SecurityOptions,
+  TlsOptions,
+  UserConfig,
+} from './auth/options.js';
 export { WIREBUS_VERSION, PROTOCOL_VERSION } from './server/version.js';
 export { ReloadError, type ReloadContext, type ReloadHook } from './server/reload.js';
 export {
@@ -33,6 +45,12 @@ export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
 
 export type StartOptions = Partial<ServerOptions> & {
+  /**
+   * Authentication, accounts, permissions and TLS, as the reference's authorization,
+   * accounts, no_auth_user, operator/resolver and tls settings, e.g.
+   * `{ users: [{ user: 'a', password: 'b' }] }`.
+   */
+  security?: SecurityOptions;
   /** Runs the streaming layer too (true for the defaults), e.g. `{ clusterId: 'c' }`. */
   streaming?: Partial<StreamingOptions> | boolean;
   /**
@@ -68,7 +86,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const quiet =
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
-  const server = new Server({ ...coreOptions, quiet });
+  const { security, ...serverOptions } = coreOptions;
+  const server = new Server({ ...serverOptions, quiet });
+  if (security !== undefined) attachSecurity(server, security);
   const monitor = attachMonitor(server);
   const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);
   try {

@@ -247,3 +247,31 @@ describe('authorization timeout', () => {
     assert.equal(await c.exchange('PING\r\n'), 'PONG\r\n');
   });
 });
+
+describe('embedding API', () => {
+  it('startServer({ security }) configures authentication and permissions', async () => {
+    const { startServer } = await import('../../src/index.js');
+    const running = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      security: {
+        users: [{ user: 'app', password: 'pw', permissions: { publish: { allow: ['app.>'] } } }],
+      },
+    });
+    try {
+      const c = await open(running.port);
+      assert.equal(c.infoJson().auth_required, true);
+      assert.equal(
+        await c.exchange(connectLine({ user: 'app', pass: 'pw' }) + 'PUB x 1\r\na\r\nPING\r\n'),
+        `-ERR 'Permissions Violation for Publish to "x"'\r\nPONG\r\n`,
+      );
+      const bad = await open(running.port);
+      assert.equal(
+        await exchangeUntilClose(bad, connectLine({ user: 'app', pass: 'no' }) + 'PING\r\n'),
+        VIOLATION,
+      );
+    } finally {
+      await running.close();
+    }
+  });
+});
