@@ -6,7 +6,7 @@ import type { Store } from '../../src/streaming/store/index.js';
 import { SqlStore } from '../../src/streaming/store/sql/index.js';
 import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
 import { storeConformanceSuite, type StoreOpenOptions } from './store-suite.js';
-import { msg } from './store-fixtures.js';
+import { msg, sub } from './store-fixtures.js';
 
 const skip = await skipWithoutPostgres();
 
@@ -54,5 +54,40 @@ it('sql store: counts bytes as the marshaled MsgProto and reports type SQL', { s
     await store.flush();
   } finally {
     await store.close();
+  }
+});
+
+it('sql store: strings and bytes of any kind survive a restart', { skip }, async () => {
+  const url = await newDatabase();
+  const odd = `it's a \\ back'slash \\x00 "quoted" ünïcødé 🚀 $$ $1 ;--`;
+  const store = openAt(url, {});
+  let reopened: Store | undefined;
+  try {
+    store.addClient({
+      id: odd,
+      hbInbox: odd,
+      connID: Buffer.from([0, 1, 2, 255, 39, 92]),
+      protocol: 1,
+      pingInterval: 5,
+      pingMaxOut: 3,
+    });
+    const ch = store.createChannel('a.b');
+    ch.subs.create({ ...sub(), durableName: odd, inbox: odd, qGroup: `${odd}:${odd}` });
+    ch.msgs.store({ ...msg('a.b', 1), encoded: Buffer.from([0, 39, 92, 255]) });
+    await store.flush();
+    await store.close();
+    reopened = openAt(url, {});
+    await reopened.recover();
+    const [client] = [...reopened.clients()];
+    assert.equal(client!.id, odd);
+    assert.deepEqual(Buffer.from(client!.connID), Buffer.from([0, 1, 2, 255, 39, 92]));
+    const again = reopened.lookupChannel('a.b')!;
+    const [s] = [...again.subs.all()];
+    assert.equal(s!.record.durableName, odd);
+    assert.equal(s!.record.qGroup, `${odd}:${odd}`);
+    const m = await again.msgs.lookup(1);
+    assert.deepEqual(Buffer.from(m!.encoded), Buffer.from([0, 39, 92, 255]));
+  } finally {
+    await (reopened ?? store).close();
   }
 });

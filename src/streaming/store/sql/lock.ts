@@ -24,6 +24,11 @@ export class SqlLock {
   /** When the last successful refresh (or the take) was sent. */
   private lastOk = 0;
   held = false;
+  /**
+   * Set once the lock was taken, never cleared: from then on every write checks
+   * ownership, so writes keep failing after the lock is lost.
+   */
+  fencing = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -44,6 +49,7 @@ export class SqlLock {
     );
     if (res.rowCount !== 1) return false;
     this.held = true;
+    this.fencing = true;
     this.lastOk = sentAt;
     this.timer = setInterval(() => {
       void this.refresh();

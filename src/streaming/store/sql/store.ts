@@ -277,7 +277,7 @@ export class SqlStore implements Store {
   private async exec(statements: string[]): Promise<void> {
     await this.ensureReady();
     // Fencing: a server of a fault-tolerance group writes only while it holds the lock.
-    const sql = this.lock.held
+    const sql = this.lock.fencing
       ? [`SELECT wb_check_lock(${text(this.lock.owner)})`, ...statements]
       : statements;
     try {

@@ -1,0 +1,108 @@
+// The fault-tolerance lock of the SQL store, without servers: one holder at a time,
+// a clean close frees it at once, a dead holder's lock is taken once stale, and a
+// store that lost the lock can write nothing (fencing in every transaction).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { SqlStore } from '../../src/streaming/store/sql/index.js';
+import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
+import { msg, sleep } from './store-fixtures.js';
+
+const skip = await skipWithoutPostgres();
+const timing = { leaseMs: 600, refreshMs: 100 };
+
+async function database(): Promise<string> {
+  const p = await testPostgres();
+  if (typeof p === 'string') throw new Error(p);
+  return p.createDatabase();
+}
+
+describe('SQL store fault-tolerance lock', { skip }, () => {
+  it('one holder at a time; a clean close frees it at once', async () => {
+    const source = await database();
+    const a = new SqlStore({ source, lockOwner: 'a', lockTiming: timing });
+    const b = new SqlStore({ source, lockOwner: 'b', lockTiming: timing });
+    try {
+      assert.equal(await a.tryExclusiveLock(), true);
+      assert.equal(await a.tryExclusiveLock(), true);
+      assert.equal(await b.tryExclusiveLock(), false);
+      // Kept alive by a's refreshes: still not stale well past the lease.
+      await sleep(1000);
+      assert.equal(await b.tryExclusiveLock(), false);
+      await a.close();
+      assert.equal(await b.tryExclusiveLock(), true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a stale lock is taken; the old holder is told and can no longer write', async () => {
+    const source = await database();
+    const lost: string[] = [];
+    const a = new SqlStore({
+      source,
+      lockOwner: 'a',
+      lockTiming: timing,
+      onLockLost: (why) => lost.push(why),
+    });
+    const b = new SqlStore({ source, lockOwner: 'b', lockTiming: timing });
+    const admin = new pg.Client({ connectionString: source });
+    await admin.connect();
+    try {
+      assert.equal(await a.tryExclusiveLock(), true);
+      const foo = a.createChannel('foo');
+      foo.msgs.store(msg('foo', 1));
+      await a.flush();
+      // As if a froze: its row goes stale (back-dated), and b takes it.
+      await admin.query(
+        "UPDATE wb_lock SET updated_at = clock_timestamp() - interval '1 hour' WHERE id = 1",
+      );
+      assert.equal(await b.tryExclusiveLock(), true);
+      foo.msgs.store(msg('foo', 2));
+      await assert.rejects(a.flush(), /lost store lock/);
+      await sleep(300);
+      assert.ok(lost.length > 0, 'a was told it lost the lock');
+      const rows = await admin.query('SELECT seq FROM wb_messages ORDER BY seq');
+      assert.deepEqual(
+        rows.rows.map((r: { seq: string }) => Number(r.seq)),
+        [1],
+      );
+      const owner = await admin.query('SELECT owner FROM wb_lock');
+      assert.equal((owner.rows[0] as { owner: string }).owner, 'b');
+    } finally {
+      await admin.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a holder that cannot refresh gives the lock up before it may be taken', async () => {
+    const source = await database();
+    const lost: string[] = [];
+    const a = new SqlStore({
+      source,
+      lockOwner: 'a',
+      lockTiming: timing,
+      onLockLost: (why) => lost.push(why),
+    });
+    const admin = new pg.Client({ connectionString: source });
+    await admin.connect();
+    try {
+      assert.equal(await a.tryExclusiveLock(), true);
+      // Block a's refreshes (as a slow or unreachable database would): hold the row.
+      await admin.query('BEGIN');
+      await admin.query('SELECT * FROM wb_lock FOR UPDATE');
+      await sleep(timing.leaseMs);
+      assert.match(lost[0] ?? '', /could not refresh/);
+      await admin.query('ROLLBACK');
+      // Even with the row free again, a store that gave the lock up writes nothing.
+      await admin.query("UPDATE wb_lock SET owner = 'c' WHERE id = 1");
+      a.createChannel('foo').msgs.store(msg('foo', 1));
+      await assert.rejects(a.flush(), /lost store lock/);
+    } finally {
+      await admin.end();
+      await a.close();
+    }
+  });
+});
