@@ -7,6 +7,7 @@ import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
 import { runProcess } from './ops/lifecycle.js';
+import { writePidFile } from './ops/process-files.js';
 import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
@@ -83,6 +84,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
   const monitor = attachMonitor(server);
   server.configFile = cl.configFile;
+  // As the reference, the pid file is there before the server logs that it is ready.
+  writePidFile(server);
   try {
     await server.start();
   } catch (err) {

@@ -12,7 +12,6 @@ import {
   processFilesReloadHook,
   removePidFile,
   removePortsFile,
-  writePidFile,
   writePortsFile,
 } from './process-files.js';
 
@@ -42,12 +41,11 @@ const SIGNAL_NAMES: Readonly<Partial<Record<NodeJS.Signals, string>>> = {
 };
 
 /**
- * Writes the process files, traps the signals and resolves with the exit code once
- * the server has shut down, whichever way it did.
+ * Writes the ports file (the pid file is written before start), traps the signals
+ * and resolves with the exit code once the server has shut down, whichever way.
  */
 export function runProcess(ctx: ProcessContext): Promise<number> {
   const { server } = ctx;
-  writePidFile(server);
   writePortsFile(server, ctx.monitor);
   server.reloadHooks.push(processFilesReloadHook(ctx.monitor));
   rememberConfig(server, ctx.config);

@@ -3,7 +3,7 @@
 // reference's JSON, `{"nats":["nats://host:port"],"monitoring":["http://host:port"]}`.
 // Both are rewritten when a reload changes where they go, and removed at exit.
 
-import { rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +61,9 @@ export function writePortsFile(server: Server, monitor: MonitorAddress | null): 
   if (dir === '') return;
   const path = portsFilePath(dir);
   try {
-    writeFileSync(path, JSON.stringify(portsOf(server, monitor)), { mode: 0o666 });
+    // Written aside, then renamed: a tool that sees the file sees all of it.
+    writeFileSync(`${path}.tmp`, JSON.stringify(portsOf(server, monitor)), { mode: 0o666 });
+    renameSync(`${path}.tmp`, path);
   } catch (err) {
     server.logger.error(`Error writing ports file (${path}): ${(err as Error).message}`);
   }
