@@ -175,6 +175,10 @@ export class Parser {
     this.suspended = true;
   }
 
+  private isSuspended(): boolean {
+    return this.suspended;
+  }
+
   /** Parses what suspend() held back, in order. */
   resume(): void {
     this.suspended = false;
@@ -362,7 +366,8 @@ export class Parser {
               break;
             case S.CONNECT_ARG:
               this.handler.onConnect(argBuf, start, end);
-              if (this.suspended && !this.stopped) {
+              // A method call: TypeScript would keep `this.suspended` narrowed to false.
+              if (this.isSuspended() && !this.stopped) {
                 if (i < len) this.held = buf.subarray(i);
                 return;
               }

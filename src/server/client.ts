@@ -282,14 +282,23 @@ export class Client implements ParserHandler {
       if (this.closed) return;
       this.lateVerdict = ok;
       this.onConnect(copy, 0, copy.length);
-      if (this.closed) return;
-      this.parser.resume();
-      this.server.flushPending();
-      if (!this.closed) this.socket?.resume();
+      this.resumeAfterVerdict();
     };
     verdict.then(done, () => {
       done(false);
     });
+  }
+
+  /** Parses the ops held behind the CONNECT, then reads on (unless either closed us). */
+  private resumeAfterVerdict(): void {
+    if (this.closed) return;
+    this.parser.resume();
+    this.server.flushPending();
+    this.resumeReading();
+  }
+
+  private resumeReading(): void {
+    if (!this.closed) this.socket?.resume();
   }
 
   onInfo(buf: Buffer, start: number, end: number): void {
