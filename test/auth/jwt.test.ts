@@ -197,6 +197,69 @@ describe('JWT (operator mode)', () => {
     assert.equal(await c5.exchange(connectLine({ jwt: bearer.jwt }) + 'PING\r\n'), 'PONG\r\n');
   });
 
+  it('an account JWT that expires closes its users with Account Authentication Expired', async () => {
+    const op = createOperator();
+    const acc = createAccount();
+    const u = createUser();
+    const conf = `operator: ${await encodeOperator('O', op)}
+resolver: MEMORY
+resolver_preload: { ${acc.getPublicKey()}: ${await encodeAccount('A', acc, {}, { signer: op, exp: now() + 1 })} }`;
+    const { port } = await startWithConfig(conf);
+    const jwt = await encodeUser('u', u, acc);
+    const c = await open(port);
+    assert.equal(await c.exchange(connectLine({ jwt, sig: sign(u, c) }) + 'PING\r\n'), 'PONG\r\n');
+    assert.ok(await c.waitClosed(3000));
+    assert.equal(c.take(), "-ERR 'Account Authentication Expired'\r\n");
+  });
+
+  it('src limits where a user may connect from; a scoped signing key imposes its template', async () => {
+    const w = await world();
+    const scoped = createAccount();
+    const aJwt = await encodeAccount(
+      'A',
+      w.accountA,
+      {
+        signing_keys: [
+          {
+            kind: 'user_scope',
+            key: scoped.getPublicKey(),
+            role: 'r',
+            template: { pub: { allow: ['only.this'] } },
+          },
+        ],
+      },
+      { signer: w.operator },
+    );
+    const lines = w.conf.split('\n');
+    const aLine = lines.findIndex((l) => l.trim().startsWith(w.accountA.getPublicKey()));
+    lines[aLine] = `  ${w.accountA.getPublicKey()}: ${aJwt}`;
+    const { port } = await startWithConfig(lines.join('\n'));
+    const far = await userOf(w.accountA, { src: ['10.0.0.0/8'] });
+    const c1 = await open(port);
+    assert.equal(
+      await exchangeUntilClose(
+        c1,
+        connectLine({ jwt: far.jwt, sig: sign(far.kp, c1) }) + 'PING\r\n',
+      ),
+      VIOLATION,
+    );
+    const near = await userOf(w.accountA, { src: ['127.0.0.0/8'] });
+    const c2 = await open(port);
+    assert.equal(
+      await c2.exchange(connectLine({ jwt: near.jwt, sig: sign(near.kp, c2) }) + 'PING\r\n'),
+      'PONG\r\n',
+    );
+    const templated = await userOf(scoped, { pub: { allow: ['>'] } }, {}, w.accountA);
+    const c3 = await open(port);
+    assert.equal(
+      await c3.exchange(
+        connectLine({ jwt: templated.jwt, sig: sign(templated.kp, c3) }) +
+          'PUB other 1\r\nx\r\nPUB only.this 1\r\ny\r\nPING\r\n',
+      ),
+      `-ERR 'Permissions Violation for Publish to "other"'\r\nPONG\r\n`,
+    );
+  });
+
   it('an account JWT signed by another operator is not trusted', async () => {
     const w = await world();
     const rogueOp = createOperator();
