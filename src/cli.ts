@@ -6,6 +6,7 @@ import { parseCommandLine, usage, UsageError, type CommandLine } from './config/
 import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
+import { ignoredFlagWarnings } from './ops/ignored-flags.js';
 import { runProcess } from './ops/lifecycle.js';
 import { writePidFile } from './ops/process-files.js';
 import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
@@ -82,6 +83,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
+  for (const warning of ignoredFlagWarnings(cl)) server.logger.warn(warning);
   const monitor = attachMonitor(server);
   server.configFile = cl.configFile;
   // As the reference, the pid file is there before the server logs that it is ready.

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { resolveSettings } from '../../src/cli.js';
 import { parseCommandLine, UsageError } from '../../src/config/flags.js';
 import { resolveOptions } from '../../src/config/options.js';
+import { ignoredFlagWarnings } from '../../src/ops/ignored-flags.js';
 
 test('multi-letter short flags of the reference', () => {
   let cl = parseCommandLine(['-DV']);
@@ -94,4 +95,39 @@ test('flags win over the config file, booleans included, as the reference', () =
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('flags of the reference that wirebus ignores are accepted and warned about', () => {
+  const cl = parseCommandLine([
+    '-s',
+    '-r',
+    'udp://logs:514',
+    '--log_size_limit',
+    '1GB',
+    '--max_traced_msg_len=64',
+    '-js',
+    '-sd',
+    '/var/js',
+    '--profile',
+    '6060',
+    '-p',
+    '4333',
+  ]);
+  assert.equal(cl.options.port, 4333);
+  assert.deepEqual(
+    ignoredFlagWarnings(cl).map((w) => /--(\w+)/.exec(w)?.[1]),
+    [
+      'syslog',
+      'remote_syslog',
+      'log_size_limit',
+      'max_traced_msg_len',
+      'jetstream',
+      'store_dir',
+      'profile',
+    ],
+  );
+  assert.equal(
+    ignoredFlagWarnings(cl)[0],
+    'flag --syslog is not supported by wirebus and is ignored',
+  );
 });
