@@ -46,20 +46,28 @@ export class FilePool {
         if (this.entries.get(file) === entry) this.entries.delete(file);
       });
       this.entries.set(file, entry);
+      // Busy first: trimming must not close the file it is opening.
+      entry.busy++;
       this.trim();
     } else {
       this.entries.delete(file);
       this.entries.set(file, entry);
+      entry.busy++;
     }
-    entry.busy++;
     try {
       return await fn(await entry.handle);
     } finally {
       entry.busy--;
-      if (entry.busy === 0 && entry.drained.length > 0) {
-        for (const done of entry.drained.splice(0)) done();
+      if (entry.busy === 0) {
+        if (entry.drained.length > 0) for (const done of entry.drained.splice(0)) done();
+        else if (this.entries.size > this.cap) this.trim();
       }
     }
+  }
+
+  /** How many files one round may use at once, to stay under the cap. */
+  get parallel(): number {
+    return Math.max(1, this.cap >> 1);
   }
 
   /** Closes `file` once nobody uses it (before an unlink or a rename over it). */
@@ -302,7 +310,7 @@ export class IoScheduler {
       this.syncRequested = false;
       try {
         if (this.failure !== undefined) throw this.failure;
-        await Promise.all(files.map((f) => this.write(f)));
+        await forEachLimited(files, this.pool.parallel, (f) => this.write(f));
         for (const task of tasks) await task();
         if (sync) await this.syncFiles();
       } catch (err) {
@@ -351,15 +359,30 @@ export class IoScheduler {
     this.unsynced.clear();
     const dirs = [...this.dirsToSync];
     this.dirsToSync = new Set();
-    await Promise.all(
-      files.map(async (f) => {
-        if (f.dead || !f.unsynced) return;
-        f.unsynced = false;
-        await this.pool.use(f, (h) => h.datasync());
-      }),
-    );
+    await forEachLimited(files, this.pool.parallel, async (f) => {
+      if (f.dead || !f.unsynced) return;
+      f.unsynced = false;
+      await this.pool.use(f, (h) => h.datasync());
+    });
     await Promise.all(dirs.map((d) => syncDir(d)));
   }
+}
+
+/** Runs `fn` on every item, at most `limit` at a time. */
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  if (items.length <= limit) {
+    await Promise.all(items.map(fn));
+    return;
+  }
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 function skipBytes(bufs: Buffer[], n: number): Buffer[] {
