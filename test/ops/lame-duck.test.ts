@@ -11,6 +11,7 @@ import { startLogged } from './helpers.js';
 
 const P1 = 'CONNECT {"verbose":false,"pedantic":false,"protocol":1}\r\n';
 const LDM_EVENT: string = Events.LDM;
+const RECONNECT_EVENT: string = Events.Reconnect;
 
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -119,3 +120,42 @@ test('a nats v2 client reports lame duck mode and is moved off', async () => {
   assert.equal(closed, undefined, 'closed by the server without an error');
   assert.equal(nc.isClosed(), true);
 });
+
+test('a nats v2 client with another server in its list reconnects there', async () => {
+  const a = await startLogged({ lameDuckDuration: 1000, lameDuckGracePeriod: 100 });
+  const b = await startLogged({});
+  const nc = await connect({
+    servers: [`127.0.0.1:${a.server.port}`, `127.0.0.1:${b.server.port}`],
+    noRandomize: true,
+    reconnectTimeWait: 50,
+  });
+  try {
+    const events: string[] = [];
+    void (async () => {
+      for await (const s of nc.status()) events.push(s.type);
+    })();
+    const sub = nc.subscribe('moved');
+    await nc.flush();
+    await a.server.lameDuckShutdown();
+    await waitForEvent(events, RECONNECT_EVENT);
+    assert.ok(events.includes(LDM_EVENT), `events: ${events.join(', ')}`);
+    assert.equal(nc.getServer(), `127.0.0.1:${b.server.port}`);
+    // The subscription came along: a message through the other server arrives.
+    nc.publish('moved', 'hi');
+    const iter = sub[Symbol.asyncIterator]();
+    const m = await iter.next();
+    assert.equal(m.done, false);
+    assert.equal(m.value.string(), 'hi');
+  } finally {
+    await nc.close();
+    await b.server.close();
+  }
+});
+
+async function waitForEvent(events: string[], type: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!events.includes(type)) {
+    if (Date.now() > deadline) throw new Error(`no ${type} event: ${events.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
