@@ -475,7 +475,9 @@ export class Cluster implements ClusterHooks {
   private urlsChanged(): void {
     this.advertising = true;
     this.urlsChangedAt = Date.now();
-    if (!this.server.shuttingDown) sendAsyncInfo(this.server);
+    // As the reference: no INFO while shutting down, or clients would forget the
+    // servers they are about to need.
+    if (!this.stopping && !this.server.shuttingDown) sendAsyncInfo(this.server);
   }
 
   // ---- dialling -------------------------------------------------------------------
