@@ -214,9 +214,13 @@ export function reloadServer(
     changed.push(key);
     const field = FIELD_BY_KEY.get(key);
     if (claimed.has(key) || field?.apply !== undefined) continue;
+    // Values are printed for the core fields only: another layer's option may hold
+    // a secret (the reference also avoids printing passwords here).
     throw new ReloadError(
-      `config reload not supported for ${field?.go ?? key}: ` +
-        `old=${formatValue(before, field)}, new=${formatValue(after, field)}`,
+      field === undefined
+        ? `config reload not supported for ${key}`
+        : `config reload not supported for ${field.go}: ` +
+            `old=${formatValue(before, field)}, new=${formatValue(after, field)}`,
     );
   }
   const changedSections: string[] = [];
@@ -269,8 +273,8 @@ export function reloadServer(
   return changed;
 }
 
-function formatValue(v: unknown, field: Field | undefined): string {
-  if (field?.duration === true && typeof v === 'number') return goDuration(v);
+function formatValue(v: unknown, field: Field): string {
+  if (field.duration === true && typeof v === 'number') return goDuration(v);
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
   return v === undefined ? '' : JSON.stringify(v);
 }

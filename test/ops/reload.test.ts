@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigText } from '../../src/config/conf.js';
+import type { ServerOptions } from '../../src/config/options.js';
 import { applyConfig, registerConfigKeys } from '../../src/config/load.js';
 import { ReloadError, rememberConfig, type ReloadContext } from '../../src/server/reload.js';
 import { goDuration } from '../../src/config/duration-format.js';
@@ -261,6 +262,11 @@ test('a hook can claim an option the core does not reload', async () => {
   try {
     // Without a claim, max_pending is refused (as the reference)...
     assert.throws(() => server.applyReload({ maxPending: 1 << 25 }), ReloadError);
+    // An option of another layer that nobody reloads: named, its value not printed.
+    const secret = { xLayerPassword: 's3cret' } as Partial<ServerOptions>;
+    assert.throws(() => server.applyReload(secret), {
+      message: 'config reload not supported for xLayerPassword',
+    });
     // ...with one, the layer that claims it takes it.
     let got = 0;
     server.reloadHooks.push({
