@@ -32,11 +32,13 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-export function timestamp(d: Date): string {
+/** Local time with microseconds, as the reference's log lines (ms since epoch, fractional). */
+export function timestamp(ms: number): string {
+  const d = new Date(ms);
   return (
     `${d.getFullYear()}/${pad(d.getMonth() + 1, 2)}/${pad(d.getDate(), 2)} ` +
     `${pad(d.getHours(), 2)}:${pad(d.getMinutes(), 2)}:${pad(d.getSeconds(), 2)}.` +
-    pad(d.getMilliseconds() * 1000, 6)
+    pad(Math.floor(ms * 1000) % 1_000_000, 6)
   );
 }
 
@@ -78,7 +80,12 @@ class LineLogger implements Logger {
     const o = this.settings;
     if (o.quiet) return;
     const line =
-      this.prefix + (o.logtime ? timestamp(new Date()) + ' ' : '') + tag + ' ' + text + '\n';
+      this.prefix +
+      (o.logtime ? timestamp(performance.timeOrigin + performance.now()) + ' ' : '') +
+      tag +
+      ' ' +
+      text +
+      '\n';
     if (this.fd === null) {
       process.stderr.write(line);
       return;
