@@ -64,7 +64,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   let server: Server;
   try {
     // -t only checks: no log file is created.
-    server = new Server(cl.testConfig ? { ...settings.options, quiet: true } : settings.options);
+    const options = { ...settings.options };
+    if (cl.testConfig) options.quiet = true;
+    // With -ns the streaming layer talks to an external NATS server: no local listener.
+    if (streaming.enabled && (streaming.options.natsServer ?? '') !== '') {
+      options.clientListener = false;
+    }
+    server = new Server(options);
   } catch (err) {
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;

@@ -87,7 +87,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
   const { security, ...serverOptions } = coreOptions;
-  const server = new Server({ ...serverOptions, quiet });
+  // Streaming against an external NATS server (natsServer) needs no client listener.
+  const external =
+    typeof streamingOptions === 'object' && (streamingOptions.natsServer ?? '') !== '';
+  const server = new Server({
+    ...serverOptions,
+    quiet,
+    clientListener: serverOptions.clientListener ?? !external,
+  });
   if (security !== undefined) attachSecurity(server, security);
   const monitor = attachMonitor(server);
   const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);

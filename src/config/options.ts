@@ -8,6 +8,11 @@ import { goDuration } from './duration-format.js';
 export interface ServerOptions {
   /** Client listener address. */
   host: string;
+  /**
+   * Whether to open the client listener at all. Off when the streaming layer runs
+   * against an external NATS server (`-ns`), as the reference then embeds none.
+   */
+  clientListener: boolean;
   /** Client port; 0 picks a free one. */
   port: number;
   /** Defaults to the server id. */
@@ -61,6 +66,7 @@ export const DEFAULT_PORT = 4222;
 
 export const defaultOptions: Readonly<ServerOptions> = {
   host: '0.0.0.0',
+  clientListener: true,
   port: DEFAULT_PORT,
   serverName: '',
   clientAdvertise: '',

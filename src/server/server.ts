@@ -130,6 +130,11 @@ export class Server {
     if (this.configFile !== '') this.logger.info(`Using configuration file: ${this.configFile}`);
     // Listeners beside this one (the HTTP monitor) open first, as in the reference.
     for (const hook of this.startHooks) await hook();
+    if (!o.clientListener) {
+      this.logger.info('No client listener: the streaming layer uses an external NATS server');
+      this.markReady();
+      return;
+    }
     const listener = createServer({ noDelay: true }, (socket) => {
       this.accept(socket);
     });
@@ -148,6 +153,10 @@ export class Server {
     this.port = typeof address === 'object' && address !== null ? address.port : o.port;
     this.logger.info(`Listening for client connections on ${hostPort(o.host, this.port)}`);
     this.logger.info('Server is ready');
+    this.markReady();
+  }
+
+  private markReady(): void {
     this.ready = true;
     for (const r of this.readyResolvers) r();
     this.readyResolvers = [];

@@ -2,9 +2,10 @@
 // needing --dir, and the streaming layer as a TCP client of another server (-ns).
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseCommandLine } from '../../src/config/flags.js';
@@ -176,6 +177,45 @@ describe('streaming over TCP (-ns)', () => {
       assert.equal(stan.clients.size, 0);
     } finally {
       await stan.close();
+      await nats.close();
+    }
+  });
+});
+
+describe('bin/wirebus -ns', () => {
+  it('opens no client listener of its own and serves streaming on the external server', async () => {
+    const nats = await startServer({ host: '127.0.0.1', port: 0 });
+    const unused = await freePort();
+    const child = spawn(
+      process.execPath,
+      ['bin/wirebus', '-a', '127.0.0.1', '-p', String(unused), '-ns', nats.url, '-cid', 'ext'],
+      { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let log = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (t: string) => (log += t));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await eventually(() => log.includes('Streaming Server is ready'), 'streaming ready');
+      assert.match(log, /No client listener/);
+      // Nothing listens on the port given with -p: the reference embeds no server with -ns.
+      const refused = await new Promise<boolean>((resolve) => {
+        const s = createConnection({ host: '127.0.0.1', port: unused });
+        s.once('connect', () => {
+          s.destroy();
+          resolve(false);
+        });
+        s.once('error', () => resolve(true));
+      });
+      assert.equal(refused, true);
+      const sc = await connect(nats.url, 'ext', 'via-external');
+      const r = await subscribe(sc, 'bar', sc.subscriptionOptions());
+      await publish(sc, 'bar', 'hello');
+      await r.waitFor(1);
+      await closeStan(sc);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
       await nats.close();
     }
   });
