@@ -1,6 +1,7 @@
-// Streaming end-to-end benchmark: bin/wirebus --streaming (memory store) in a child
-// process, and a lean streaming client here (nats v2 + the protobuf codecs, so the
-// figures are the server's rather than node-nats-streaming's):
+// Streaming end-to-end benchmark: bin/wirebus --streaming in a child process, once
+// per store type in STORES (default MEMORY,FILE,SQL; a store that cannot run here is
+// reported and skipped), and a lean streaming client here (nats v2 + the protobuf
+// codecs, so the figures are the server's rather than node-nats-streaming's):
 //   pub      async publishes of 128-byte messages with at most WINDOW awaiting
 //            their PubAck, timed from the first publish to the last PubAck;
 //   pubsub   the same with a subscriber (deliver all, MaxInflight WINDOW, an Ack
@@ -9,8 +10,14 @@
 //
 //   npm run build && node dist/bench/streaming-pubsub.js
 //   N=200000 node dist/bench/streaming-pubsub.js
+//   STORES=MEMORY,SQL node dist/bench/streaming-pubsub.js
+// SQL runs on a private PostgreSQL started for the run, fsync on (as in production);
+// SQL_SOURCE=<connection string> uses an existing database instead.
 
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from 'nats';
@@ -26,6 +33,7 @@ import {
   SubscriptionResponse,
   seqToLong,
 } from '../src/streaming/protocol/index.js';
+import { startPostgres } from '../test/helpers/postgres.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '100000');
@@ -123,11 +131,11 @@ async function publishAll(
   return { ms: performance.now() - start, acked };
 }
 
-async function run(): Promise<void> {
+async function run(store: string, storeArgs: string[]): Promise<void> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['bin/wirebus', '-a', '127.0.0.1', '-p', String(port), '--streaming'],
+    ['bin/wirebus', '-a', '127.0.0.1', '-p', String(port), '--streaming', ...storeArgs],
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -137,6 +145,10 @@ async function run(): Promise<void> {
   child.stderr.setEncoding('utf8');
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`server not ready:\n${log}`)), 10_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      reject(new Error(`server exited:\n${log}`));
+    });
     child.stderr.on('data', (d: string) => {
       log += d;
       if (log.includes('Streaming Server is ready')) {
@@ -151,7 +163,7 @@ async function run(): Promise<void> {
       const pub = await stanConnect(url, `bench-pub-${round}`);
       const r = await publishAll(pub, `bench.pub.${round}`, N);
       console.log(
-        `stan pub     run ${round}: ${formatRate((r.acked * 1000) / r.ms)} msgs/s (${r.acked} msgs, ${SIZE} B, ${(r.ms / 1000).toFixed(2)} s)`,
+        `stan pub     ${store.padEnd(6)} run ${round}: ${formatRate((r.acked * 1000) / r.ms)} msgs/s (${r.acked} msgs, ${SIZE} B, ${(r.ms / 1000).toFixed(2)} s)`,
       );
       await pub.nc.close();
 
@@ -196,7 +208,7 @@ async function run(): Promise<void> {
         await Promise.race([allIn, new Promise((r2) => setTimeout(r2, 10_000))]);
       const ms = Math.max(last, start + p.ms) - start;
       console.log(
-        `stan pubsub  run ${round}: ${formatRate((received * 1000) / ms)} msgs/s (${received}/${p.acked} delivered and acked, ${(ms / 1000).toFixed(2)} s)`,
+        `stan pubsub  ${store.padEnd(6)} run ${round}: ${formatRate((received * 1000) / ms)} msgs/s (${received}/${p.acked} delivered and acked, ${(ms / 1000).toFixed(2)} s)`,
       );
       await sub.nc.close();
       await pub2.nc.close();
@@ -206,5 +218,43 @@ async function run(): Promise<void> {
   }
 }
 
-await run();
+/** The server flags for a store type, and what to clean up after its runs. */
+async function storeArgs(store: string): Promise<{ args: string[]; done: () => void }> {
+  switch (store) {
+    case 'MEMORY':
+      return { args: [], done: () => undefined };
+    case 'FILE': {
+      const dir = mkdtempSync(join(tmpdir(), 'wirebus-bench-'));
+      return {
+        args: ['-st', 'FILE', '--dir', dir],
+        done: () => rmSync(dir, { recursive: true, force: true }),
+      };
+    }
+    case 'SQL': {
+      let source = process.env.SQL_SOURCE ?? '';
+      if (source === '') {
+        const pg = await startPostgres({ fsync: true });
+        if (typeof pg === 'string') throw new Error(pg);
+        source = await pg.createDatabase();
+      }
+      const args = ['-st', 'SQL', '--sql_driver', 'postgres', '--sql_source', source];
+      return { args, done: () => undefined };
+    }
+    default:
+      throw new Error(`unknown store type ${store}`);
+  }
+}
+
+for (const store of (process.env.STORES ?? 'MEMORY,FILE,SQL').split(',')) {
+  let setup: { args: string[]; done: () => void } | undefined;
+  try {
+    setup = await storeArgs(store);
+    await run(store, setup.args);
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n').slice(-3);
+    console.log(`stan ${store}: skipped (${why.join(' ').trim()})`);
+  } finally {
+    setup?.done();
+  }
+}
 process.exit(0);

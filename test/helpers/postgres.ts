@@ -52,14 +52,22 @@ export async function skipWithoutPostgres(): Promise<string | false> {
 
 let counter = 0;
 
-async function open(): Promise<TestPostgres | string> {
+function open(): Promise<TestPostgres | string> {
   const given = process.env.WIREBUS_TEST_PG;
-  if (given !== undefined && given !== '') return external(given);
+  if (given !== undefined && given !== '') return Promise.resolve(external(given));
+  return startPostgres({ fsync: false });
+}
+
+/**
+ * A new private cluster (not the cached one). `fsync: true` for benchmarks, where
+ * commits must cost what they cost on a real server.
+ */
+export async function startPostgres(options: { fsync: boolean }): Promise<TestPostgres | string> {
   const bin = findBinDir();
   if (bin === undefined) {
     return 'no PostgreSQL found (install Debian\'s "postgresql" package, or set WIREBUS_TEST_PG)';
   }
-  return startCluster(bin);
+  return startCluster(bin, options.fsync);
 }
 
 function external(base: string): TestPostgres {
@@ -106,7 +114,7 @@ function findBinDir(): string | undefined {
   return versions.length > 0 ? join(root, versions[0]!, 'bin') : undefined;
 }
 
-async function startCluster(bin: string): Promise<TestPostgres | string> {
+async function startCluster(bin: string, fsync: boolean): Promise<TestPostgres | string> {
   const asRoot = process.getuid?.() === 0;
   let owner: { uid: number; gid: number } | undefined;
   if (asRoot) {
@@ -145,14 +153,13 @@ async function startCluster(bin: string): Promise<TestPostgres | string> {
     rmSync(dir, { recursive: true, force: true });
     return `initdb failed: ${String(init.stderr)}`;
   }
-  // fsync off: the tests crash wirebus processes, never the machine, and commit
-  // visibility (what the tests check) does not depend on it.
+  // Tests run with fsync off: they crash wirebus processes, never the machine, and
+  // commit visibility (what they check) does not depend on it.
   const serverOptions = [
     `-p ${port}`,
     `-k ${dir}`,
     "-c listen_addresses='127.0.0.1'",
-    '-c fsync=off',
-    '-c full_page_writes=off',
+    ...(fsync ? [] : ['-c fsync=off', '-c full_page_writes=off']),
     '-c max_connections=200',
   ].join(' ');
   const start = (): void => {

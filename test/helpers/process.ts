@@ -46,6 +46,8 @@ export async function freePort(): Promise<number> {
 export async function startWirebus(
   port: number,
   extraArgs: readonly string[] = [],
+  /** The log line that means ready (with -ns there is no client listener to wait for). */
+  readyText = 'Server is ready',
 ): Promise<WirebusProcess> {
   const child = spawn(
     process.execPath,
@@ -75,7 +77,7 @@ export async function startWirebus(
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (text: string) => {
         stderr += text;
-        if (stderr.includes('Server is ready')) {
+        if (stderr.includes(readyText)) {
           clearTimeout(timer);
           resolve();
         }

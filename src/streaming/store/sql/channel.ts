@@ -4,8 +4,8 @@ import { InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
 import type { ChannelStore, StoredMsg, StoreHooks } from '../types.js';
 import { int } from './literal.js';
-import { SqlMsgStore } from './msgs.js';
-import { SqlSubStore } from './subs.js';
+import { SqlMsgStore, type MsgChanges } from './msgs.js';
+import { SqlSubStore, type SubChanges } from './subs.js';
 
 /** What a channel needs from its store. */
 export interface SqlChannelContext {
@@ -13,20 +13,17 @@ export interface SqlChannelContext {
   readonly unavailable: () => Error | undefined;
   /** The channel has changes for the next batch. */
   readonly changed: (channel: SqlChannel) => void;
+  /** ... or will have in `ms` (delivery state waiting for acks). */
+  readonly later: (ms: number) => void;
   readonly fetch: (channelId: number, from: number, limit: number) => Promise<StoredMsg[]>;
 }
 
 /** Everything one channel adds to a batch. */
 export interface ChannelChanges {
-  readonly pre: string[];
-  readonly msgRows: string[];
-  readonly post: string[];
+  readonly msgs: MsgChanges;
+  readonly subs: SubChanges;
   /** `(id, first_seq, last_seq, max_sub_id)` for the wb_channels update. */
   readonly channelRow: string;
-  readonly subUpserts: string[];
-  readonly pendingAdds: string[];
-  readonly pendingDels: string[];
-  readonly upTo: number;
 }
 
 export class SqlChannel implements ChannelStore {
@@ -69,26 +66,27 @@ export class SqlChannel implements ChannelStore {
     this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
       isClosed: ctx.isClosed,
       changed,
+      later: ctx.later,
       onChange: touch,
     });
   }
 
-  takeChanges(): ChannelChanges {
+  /** What is due for the next batch; everything when `all` (closing). */
+  takeChanges(all: boolean): ChannelChanges {
     this.queued = false;
-    const m = this.msgs.takeChanges();
-    const s = this.subs.takeChanges();
     return {
-      pre: [...s.pre, ...m.pre],
-      msgRows: m.rows,
-      post: m.post,
+      msgs: this.msgs.takeChanges(),
+      subs: this.subs.takeChanges(all),
       channelRow:
         `(${this.id},${int(this.msgs.firstSequence)},${int(this.msgs.lastSequence)},` +
         `${int(this.subs.maxSubId)})`,
-      subUpserts: s.upserts,
-      pendingAdds: s.pendingAdds,
-      pendingDels: s.pendingDels,
-      upTo: m.upTo,
     };
+  }
+
+  /** Closing: no timer may fire any more. */
+  stopTimers(): void {
+    this.msgs.stopTimer();
+    this.watch?.stop();
   }
 
   /** Deleted: no timer may fire and nothing of it may be written any more. */

@@ -4,6 +4,7 @@
 // trip with `pg`). Every value that goes into that text passes through here. Strings
 // are written as E'...' (escape syntax), whose meaning does not depend on the
 // server's standard_conforming_strings setting.
+import type Long from 'long';
 
 /** A text literal. PostgreSQL text cannot hold NUL: it is refused, never truncated. */
 export function text(value: string): string {
@@ -11,13 +12,18 @@ export function text(value: string): string {
   return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
-/** A bytea literal in hex form. */
-export function bytea(value: Uint8Array): string {
+/** Bytes as hex digits. */
+export function hex(value: Uint8Array): string {
   const buf = Buffer.isBuffer(value)
     ? value
     : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return buf.toString('hex');
+}
+
+/** A bytea literal in hex form. */
+export function bytea(value: Uint8Array): string {
   // E'\\x...' is the text \x..., bytea's hex input form.
-  return `E'\\\\x${buf.toString('hex')}'`;
+  return `E'\\\\x${hex(value)}'`;
 }
 
 /** An integer (safe JS integer); anything else is a bug and throws. */
@@ -26,12 +32,29 @@ export function int(value: number): string {
   return String(value);
 }
 
-/** A signed 64-bit integer given as its decimal text (Long.toString()). */
-export function bigint(decimal: string): string {
-  if (!/^-?[0-9]{1,19}$/.test(decimal)) throw new Error(`not a 64-bit integer: ${decimal}`);
-  return decimal;
+/**
+ * A signed 64-bit integer. Through BigInt: ten times cheaper than Long.toString(),
+ * which divides Longs digit group by digit group, and this runs once per message.
+ */
+export function long(value: Long): string {
+  return BigInt.asIntN(64, (BigInt(value.high) << 32n) | BigInt(value.low >>> 0)).toString();
 }
 
 export function bool(value: boolean): string {
   return value ? 'true' : 'false';
+}
+
+/**
+ * An array literal of integers (numbers, or decimal texts from long()), for
+ * `unnest(...)`: one string constant however many rows, which PostgreSQL parses far
+ * faster than a VALUES list of as many rows.
+ */
+export function intArray(values: readonly (number | string)[], type: 'int' | 'bigint'): string {
+  return `'{${values.join(',')}}'::${type}[]`;
+}
+
+/** An array literal of hex texts (decode(x, 'hex') gives the bytes). */
+export function hexArray(values: readonly string[]): string {
+  // An empty element must be quoted; hex digits need no quoting nor escaping.
+  return `'{${values.map((v) => (v === '' ? '""' : v)).join(',')}}'::text[]`;
 }

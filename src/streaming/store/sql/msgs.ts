@@ -12,7 +12,7 @@ import type { ChannelLimits } from '../limits.js';
 import { droppingMsgsWarning } from '../log.js';
 import { startTimer } from '../timers.js';
 import type { MsgStore, StoredMsg } from '../types.js';
-import { bigint, bytea, int } from './literal.js';
+import { hex, int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
 /** Committed messages kept in memory per channel, newest first out of the cache. */
@@ -38,8 +38,11 @@ export interface SqlMsgContext {
 /** This channel's messages part of a batch. */
 export interface MsgChanges {
   readonly pre: string[];
-  /** Rows for the INSERT into wb_messages. */
-  readonly rows: string[];
+  /** Columns of the rows to insert into wb_messages (ts as decimal text, data as hex). */
+  readonly seqs: number[];
+  readonly stamps: string[];
+  readonly sizes: number[];
+  readonly hex: string[];
   readonly post: string[];
   /** The highest sequence the batch writes: committed once it commits. */
   readonly upTo: number;
@@ -54,9 +57,11 @@ export class SqlMsgStore implements MsgStore {
   private readonly recent = new Map<number, StoredMsg>();
   private cache = new Map<number, StoredMsg>();
   private readonly reads = new Map<number, Promise<void>>();
-  /** Rows not taken by a batch yet, with their sequences. */
+  /** Rows not taken by a batch yet, column by column. */
   private rowSeqs: number[] = [];
-  private rows: string[] = [];
+  private rowStamps: string[] = [];
+  private rowSizes: number[] = [];
+  private rowHex: string[] = [];
   /** first_seq as the batches taken so far leave it in the database. */
   private writtenFirst = 0;
   private emptied = false;
@@ -110,9 +115,9 @@ export class SqlMsgStore implements MsgStore {
     }
     const len = msg.encoded.length;
     this.rowSeqs.push(seq);
-    this.rows.push(
-      `(${this.channelId},${seq},${bigint(msg.timestamp.toString())},${len},${bytea(msg.encoded)})`,
-    );
+    this.rowStamps.push(long(msg.timestamp));
+    this.rowSizes.push(len);
+    this.rowHex.push(hex(msg.encoded));
     this.recent.set(seq, msg);
     this.index.push(len, msg.timestamp);
     this.last = seq;
@@ -147,8 +152,7 @@ export class SqlMsgStore implements MsgStore {
     this.index.clear();
     this.recent.clear();
     this.cache.clear();
-    this.rows = [];
-    this.rowSeqs = [];
+    this.clearRows();
     this.emptied = true;
     this.hitLimit = false;
     this.ctx.changed();
@@ -192,18 +196,31 @@ export class SqlMsgStore implements MsgStore {
       this.writtenFirst = 0;
     }
     // Rows already dropped by limits are not written at all.
-    let rows = this.rows;
-    if (this.rowSeqs.length > 0 && this.rowSeqs[0]! < this.first) {
-      const keep = this.rowSeqs.findIndex((s) => s >= this.first);
-      rows = keep < 0 ? [] : rows.slice(keep);
+    let seqs = this.rowSeqs;
+    let stamps = this.rowStamps;
+    let sizes = this.rowSizes;
+    let hexes = this.rowHex;
+    if (seqs.length > 0 && seqs[0]! < this.first) {
+      let keep = seqs.findIndex((s) => s >= this.first);
+      if (keep < 0) keep = seqs.length;
+      seqs = seqs.slice(keep);
+      stamps = stamps.slice(keep);
+      sizes = sizes.slice(keep);
+      hexes = hexes.slice(keep);
     }
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
       post.push(`DELETE FROM wb_messages WHERE channel_id = ${id} AND seq < ${int(this.first)}`);
     }
     this.writtenFirst = this.first;
-    this.rows = [];
+    this.clearRows();
+    return { pre, seqs, stamps, sizes, hex: hexes, post, upTo: this.last };
+  }
+
+  private clearRows(): void {
     this.rowSeqs = [];
-    return { pre, rows, post, upTo: this.last };
+    this.rowStamps = [];
+    this.rowSizes = [];
+    this.rowHex = [];
   }
 
   /** The batch that wrote up to `upTo` committed: `recent` may shrink. */

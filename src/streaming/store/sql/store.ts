@@ -25,7 +25,7 @@ import type {
   StoreHooks,
 } from '../types.js';
 import { SqlChannel } from './channel.js';
-import { bytea, int, text } from './literal.js';
+import { bytea, hexArray, int, intArray, text } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
 import { rowToMsg } from './msgs.js';
 import { recoverSql } from './recover.js';
@@ -61,6 +61,8 @@ export class SqlStore implements Store {
   private readonly channelMap = new Map<string, SqlChannel>();
   private readonly clientMap = new Map<string, ClientRecord>();
   private nextChannelId = 1;
+  private laterTimer: NodeJS.Timeout | undefined;
+  private laterAt = 0;
   private closed = false;
   private ready: Promise<void> | undefined;
   // Changes not yet taken by a batch.
@@ -223,7 +225,14 @@ export class SqlStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const channel of this.channelMap.values()) channel.dispose();
+    if (this.laterTimer !== undefined) clearTimeout(this.laterTimer);
+    // The last batch takes every channel's delivery state, however recent (seal()).
+    for (const ch of this.channelMap.values()) {
+      ch.queued = true;
+      this.changedChannels.add(ch);
+      ch.stopTimers();
+    }
+    this.writer.kick();
     await this.writer.close();
     await this.lock.release();
     await Promise.all([this.writePool.end(), this.readPool.end(), this.lockPool.end()]);
@@ -242,10 +251,31 @@ export class SqlStore implements Store {
           this.changedChannels.add(ch);
           this.writer.kick();
         },
+        later: (ms) => {
+          this.kickLater(ms);
+        },
         fetch: (channelId, from, limit) => this.fetch(channelId, from, limit),
       },
       this.hooks,
     );
+  }
+
+  // One timer for every channel's delayed delivery state: the earliest wins.
+  private kickLater(ms: number): void {
+    const at = Date.now() + ms;
+    if (this.laterTimer !== undefined && this.laterAt <= at) return;
+    if (this.laterTimer !== undefined) clearTimeout(this.laterTimer);
+    this.laterAt = at;
+    this.laterTimer = setTimeout(() => {
+      this.laterTimer = undefined;
+      if (this.closed) return;
+      for (const ch of this.channelMap.values()) {
+        ch.queued = true;
+        this.changedChannels.add(ch);
+      }
+      this.writer.kick();
+    }, ms);
+    this.laterTimer.unref();
   }
 
   private async fetch(channelId: number, from: number, limit: number): Promise<StoredMsg[]> {
@@ -316,19 +346,35 @@ export class SqlStore implements Store {
           ' ping_max_out = EXCLUDED.ping_max_out',
       );
     }
-    const changes = [...this.changedChannels].map((ch) => ({ ch, c: ch.takeChanges() }));
+    const changes = [...this.changedChannels].map((ch) => ({
+      ch,
+      c: ch.takeChanges(this.closed),
+    }));
     this.changedChannels.clear();
-    type ListKey = 'pre' | 'msgRows' | 'post' | 'subUpserts' | 'pendingAdds' | 'pendingDels';
-    const all = (k: ListKey): string[] => changes.flatMap(({ c }) => c[k]);
-    out.push(...all('pre'));
-    const rows = all('msgRows');
-    if (rows.length > 0) {
+    for (const { c } of changes) out.push(...c.subs.pre, ...c.msgs.pre);
+    const msgs = changes.map(({ c }) => c.msgs).filter((m) => m.seqs.length > 0);
+    if (msgs.length > 0) {
+      // One string constant per column: see intArray().
+      const ids = changes.flatMap(({ ch, c }) => c.msgs.seqs.map(() => ch.id));
       out.push(
-        `INSERT INTO wb_messages (channel_id, seq, ts, size, data) VALUES ${rows.join(',')}` +
-          ' ON CONFLICT DO NOTHING',
+        'INSERT INTO wb_messages (channel_id, seq, ts, size, data)' +
+          " SELECT c, s, t, z, decode(d, 'hex') FROM unnest(" +
+          `${intArray(ids, 'int')}, ${intArray(
+            msgs.flatMap((m) => m.seqs),
+            'bigint',
+          )}, ` +
+          `${intArray(
+            msgs.flatMap((m) => m.stamps),
+            'bigint',
+          )}, ` +
+          `${intArray(
+            msgs.flatMap((m) => m.sizes),
+            'int',
+          )}, ` +
+          `${hexArray(msgs.flatMap((m) => m.hex))}) AS u(c, s, t, z, d) ON CONFLICT DO NOTHING`,
       );
     }
-    out.push(...all('post'));
+    for (const { c } of changes) out.push(...c.msgs.post);
     if (changes.length > 0) {
       out.push(
         'UPDATE wb_channels c SET first_seq = v.f, last_seq = v.l, max_sub_id = v.m' +
@@ -336,7 +382,7 @@ export class SqlStore implements Store {
           ' WHERE c.id = v.id',
       );
     }
-    const subs = all('subUpserts');
+    const subs = changes.flatMap(({ c }) => c.subs.upserts);
     if (subs.length > 0) {
       out.push(
         'INSERT INTO wb_subs (channel_id, id, client_id, q_group, inbox, ack_inbox,' +
@@ -349,25 +395,43 @@ export class SqlStore implements Store {
           ' is_durable = EXCLUDED.is_durable, is_closed = EXCLUDED.is_closed',
       );
     }
-    const adds = all('pendingAdds');
-    if (adds.length > 0) {
+    // Inserts before deletes: a row added and acked within one batch nets out.
+    const pendingRows = (pick: 'add' | 'del'): [number[], number[], number[]] => {
+      const chs: number[] = [];
+      const sids: number[] = [];
+      const seqs: number[] = [];
+      for (const { ch, c } of changes) {
+        const ss = pick === 'add' ? c.subs.addSubs : c.subs.delSubs;
+        const qs = pick === 'add' ? c.subs.addSeqs : c.subs.delSeqs;
+        for (let i = 0; i < ss.length; i++) {
+          chs.push(ch.id);
+          sids.push(ss[i]!);
+          seqs.push(qs[i]!);
+        }
+      }
+      return [chs, sids, seqs];
+    };
+    const [ac, as, aq] = pendingRows('add');
+    if (ac.length > 0) {
       out.push(
-        `INSERT INTO wb_pending (channel_id, sub_id, seq) VALUES ${adds.join(',')}` +
+        'INSERT INTO wb_pending (channel_id, sub_id, seq) SELECT * FROM unnest(' +
+          `${intArray(ac, 'int')}, ${intArray(as, 'bigint')}, ${intArray(aq, 'bigint')})` +
           ' ON CONFLICT DO NOTHING',
       );
     }
-    const dels = all('pendingDels');
-    if (dels.length > 0) {
+    const [dc, ds, dq] = pendingRows('del');
+    if (dc.length > 0) {
       out.push(
-        `DELETE FROM wb_pending p USING (VALUES ${dels.join(',')}) AS v(c, s, q)` +
-          ' WHERE p.channel_id = v.c AND p.sub_id = v.s AND p.seq = v.q',
+        'DELETE FROM wb_pending p USING unnest(' +
+          `${intArray(dc, 'int')}, ${intArray(ds, 'bigint')}, ${intArray(dq, 'bigint')})` +
+          ' AS v(c, s, q) WHERE p.channel_id = v.c AND p.sub_id = v.s AND p.seq = v.q',
       );
     }
     if (out.length === 0) return undefined;
     return {
       statements: out,
       onCommit: () => {
-        for (const { ch, c } of changes) ch.msgs.markCommitted(c.upTo);
+        for (const { ch, c } of changes) ch.msgs.markCommitted(c.msgs.upTo);
       },
     };
   }

@@ -1,16 +1,31 @@
 // The subscriptions of one channel in the SQL store: an in-memory mirror (what the
-// server reads, synchronously) plus the changes since the last flush, coalesced per
-// row so that a batch writes each subscription and each pending sequence once: a
-// message sent and acked within one batch costs no row at all.
+// server reads, synchronously) plus what the next batches must write.
+//
+// Delivery state is written lazily, and consistently: a sequence sent to a
+// subscription is written as a wb_pending row only if it is still unacked
+// ACK_WINDOW_MS later (a healthy subscriber acks long before, and then no row is
+// ever written nor deleted), and the subscription's last_sent in the database stays
+// just below the oldest sequence not written yet. After a crash the subscription
+// therefore resumes at most ACK_WINDOW_MS of deliveries early: those messages come
+// again (at-least-once), none is lost. close() writes everything.
 import { StoreError } from '../errors.js';
 import type { StoredSub, SubInit, SubRecord, SubStore } from '../types.js';
 import { bool, int, text } from './literal.js';
+
+/** How long a sent sequence may wait for its ack before it gets a row. */
+export const ACK_WINDOW_MS = 100;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 interface Entry {
   record: Mutable<SubRecord>;
   readonly pending: Set<number>;
+  /** Sent sequences not written yet, in sending order, with when they were sent. */
+  qSeq: number[];
+  qTime: number[];
+  qHead: number;
+  /** last_sent as written; -1 when the row must be written whatever it holds. */
+  writtenLastSent: number;
 }
 
 /** What a subscription store needs from its channel. */
@@ -18,28 +33,33 @@ export interface SqlSubContext {
   readonly isClosed: () => boolean;
   /** Something changed: the channel joins the next batch. */
   readonly changed: () => void;
+  /** Sequences wait to be written: call changed() again in `ms`. */
+  readonly later: (ms: number) => void;
   /** A subscription was created, updated or deleted (max_inactivity). */
   readonly onChange: (() => void) | undefined;
 }
 
-/** This channel's part of a batch. */
+/** This channel's part of a batch: wb_pending rows as (sub, seq) pairs. */
 export interface SubChanges {
-  /** Statements to run before the others (deletions). */
   readonly pre: string[];
-  /** Rows `(channel, id, client, ...)` for the upsert into wb_subs. */
   readonly upserts: string[];
-  /** Rows `(channel, sub, seq)` to insert into / delete from wb_pending. */
-  readonly pendingAdds: string[];
-  readonly pendingDels: string[];
+  readonly addSubs: number[];
+  readonly addSeqs: number[];
+  readonly delSubs: number[];
+  readonly delSeqs: number[];
 }
 
 export class SqlSubStore implements SubStore {
   private readonly subs = new Map<number, Entry>();
   private maxId = 0;
-  private readonly dirty = new Set<number>();
+  /** Subscriptions with something to write. */
+  private readonly touched = new Set<number>();
   private readonly deleted = new Set<number>();
-  /** Per subscription: sequence -> true (row to insert) or false (row to delete). */
-  private readonly pendingChanges = new Map<number, Map<number, boolean>>();
+  private delSubs: number[] = [];
+  private delSeqs: number[] = [];
+  /** Sequences to write at once (sent out of order: a queue member took them over). */
+  private addSubs: number[] = [];
+  private addSeqs: number[] = [];
 
   constructor(
     private readonly channelId: number,
@@ -62,7 +82,7 @@ export class SqlSubStore implements SubStore {
       throw new StoreError('TOO_MANY_SUBS');
     }
     const record = { ...init, id: ++this.maxId };
-    this.subs.set(record.id, { record, pending: new Set() });
+    this.subs.set(record.id, newEntry(record, []));
     this.touch(record.id);
     return record;
   }
@@ -72,10 +92,11 @@ export class SqlSubStore implements SubStore {
     const entry = this.subs.get(record.id);
     if (entry === undefined) {
       // As the reference's stores: an update for an unknown ID records it.
-      this.subs.set(record.id, { record: { ...record }, pending: new Set() });
+      this.subs.set(record.id, newEntry({ ...record }, []));
       if (record.id > this.maxId) this.maxId = record.id;
     } else {
       entry.record = { ...record };
+      entry.writtenLastSent = -1;
     }
     this.touch(record.id);
   }
@@ -83,30 +104,45 @@ export class SqlSubStore implements SubStore {
   delete(id: number): void {
     this.checkOpen();
     if (!this.subs.delete(id)) return;
-    this.dirty.delete(id);
-    this.pendingChanges.delete(id);
+    this.touched.delete(id);
     this.deleted.add(id);
+    // Its rows go with it (deleted first in the batch): none may be written after.
+    if (this.addSubs.includes(id))
+      [this.addSubs, this.addSeqs] = without(id, this.addSubs, this.addSeqs);
+    if (this.delSubs.includes(id))
+      [this.delSubs, this.delSeqs] = without(id, this.delSubs, this.delSeqs);
     this.ctx.changed();
     this.ctx.onChange?.();
   }
 
   addPending(id: number, sequence: number): void {
-    const entry = this.subs.get(id);
-    if (entry === undefined) return;
-    if (!entry.pending.has(sequence)) {
-      entry.pending.add(sequence);
-      this.change(id, sequence, true);
+    const e = this.subs.get(id);
+    if (e === undefined || e.pending.has(sequence)) return;
+    e.pending.add(sequence);
+    const n = e.qSeq.length;
+    if (n > e.qHead && sequence < e.qSeq[n - 1]!) {
+      // Out of order: written at once, so the queue stays sorted.
+      this.addSubs.push(id);
+      this.addSeqs.push(sequence);
+    } else {
+      e.qSeq.push(sequence);
+      e.qTime.push(Date.now());
     }
-    if (sequence > entry.record.lastSent) {
-      entry.record.lastSent = sequence;
-      this.dirty.add(id);
+    if (sequence > e.record.lastSent) e.record.lastSent = sequence;
+    if (!this.touched.has(id)) {
+      this.touched.add(id);
       this.ctx.changed();
     }
   }
 
   ack(id: number, sequence: number): void {
-    const entry = this.subs.get(id);
-    if (entry !== undefined && entry.pending.delete(sequence)) this.change(id, sequence, false);
+    const e = this.subs.get(id);
+    if (e === undefined || !e.pending.delete(sequence)) return;
+    // Not written yet (still queued): nothing to delete, the queue entry is skipped.
+    if (e.qHead < e.qSeq.length && sequence >= e.qSeq[e.qHead]!) return;
+    this.delSubs.push(id);
+    this.delSeqs.push(sequence);
+    this.ctx.changed();
   }
 
   /** A live view: it follows later changes to the subscription. */
@@ -126,7 +162,9 @@ export class SqlSubStore implements SubStore {
 
   /** Recovery: a subscription as the database has it. */
   restore(record: SubRecord, pending: Iterable<number>): void {
-    this.subs.set(record.id, { record: { ...record }, pending: new Set(pending) });
+    const e = newEntry({ ...record }, pending);
+    e.writtenLastSent = record.lastSent;
+    this.subs.set(record.id, e);
     if (record.id > this.maxId) this.maxId = record.id;
   }
 
@@ -135,8 +173,11 @@ export class SqlSubStore implements SubStore {
     if (maxId > this.maxId) this.maxId = maxId;
   }
 
-  /** Takes the changes since the last call, as SQL. */
-  takeChanges(): SubChanges {
+  /**
+   * Takes what is due, as SQL: everything when `all` (close), else the sequences
+   * sent at least ACK_WINDOW_MS ago.
+   */
+  takeChanges(all: boolean): SubChanges {
     const ch = this.channelId;
     const pre: string[] = [];
     if (this.deleted.size > 0) {
@@ -146,52 +187,102 @@ export class SqlSubStore implements SubStore {
       this.deleted.clear();
     }
     const upserts: string[] = [];
-    for (const id of this.dirty) {
-      const r = this.subs.get(id)?.record;
-      if (r === undefined) continue;
-      upserts.push(
-        `(${ch},${int(r.id)},${text(r.clientID)},${text(r.qGroup)},${text(r.inbox)},` +
-          `${text(r.ackInbox)},${int(r.maxInFlight)},${int(r.ackWaitInSecs)},` +
-          `${text(r.durableName)},${int(r.lastSent)},${bool(r.isDurable)},${bool(r.isClosed)})`,
-      );
+    const addSubs = this.addSubs;
+    const addSeqs = this.addSeqs;
+    const cutoff = all ? Infinity : Date.now() - ACK_WINDOW_MS;
+    let wait = Infinity;
+    for (const id of this.touched) {
+      const e = this.subs.get(id);
+      if (e === undefined) {
+        this.touched.delete(id);
+        continue;
+      }
+      let h = e.qHead;
+      while (h < e.qSeq.length && e.qTime[h]! <= cutoff) {
+        const seq = e.qSeq[h++]!;
+        if (e.pending.has(seq)) {
+          addSubs.push(id);
+          addSeqs.push(seq);
+        }
+      }
+      compact(e, h);
+      const queued = e.qHead < e.qSeq.length;
+      // Never ahead of a sequence not written: a crash must not skip it.
+      const lastSent = queued
+        ? Math.min(e.record.lastSent, e.qSeq[e.qHead]! - 1)
+        : e.record.lastSent;
+      if (lastSent !== e.writtenLastSent) {
+        e.writtenLastSent = lastSent;
+        upserts.push(row(ch, e.record, lastSent));
+      }
+      if (queued) wait = Math.min(wait, e.qTime[e.qHead]! + ACK_WINDOW_MS - Date.now());
+      else this.touched.delete(id);
     }
-    this.dirty.clear();
-    const pendingAdds: string[] = [];
-    const pendingDels: string[] = [];
-    for (const [id, seqs] of this.pendingChanges) {
-      for (const [seq, add] of seqs) (add ? pendingAdds : pendingDels).push(`(${ch},${id},${seq})`);
-    }
-    this.pendingChanges.clear();
-    return { pre, upserts, pendingAdds, pendingDels };
+    if (wait !== Infinity) this.ctx.later(Math.max(1, wait));
+    const changes = {
+      pre,
+      upserts,
+      addSubs,
+      addSeqs,
+      delSubs: this.delSubs,
+      delSeqs: this.delSeqs,
+    };
+    this.addSubs = [];
+    this.addSeqs = [];
+    this.delSubs = [];
+    this.delSeqs = [];
+    return changes;
   }
 
   /** Forgets unwritten changes (the channel is deleted). */
   dropChanges(): void {
-    this.dirty.clear();
+    this.touched.clear();
     this.deleted.clear();
-    this.pendingChanges.clear();
+    this.addSubs = [];
+    this.addSeqs = [];
+    this.delSubs = [];
+    this.delSeqs = [];
   }
 
   private touch(id: number): void {
-    this.dirty.add(id);
+    this.touched.add(id);
     this.ctx.changed();
     this.ctx.onChange?.();
-  }
-
-  // A row inserted then deleted (or the reverse) before a flush cancels out.
-  private change(id: number, seq: number, add: boolean): void {
-    let seqs = this.pendingChanges.get(id);
-    if (seqs === undefined) {
-      seqs = new Map();
-      this.pendingChanges.set(id, seqs);
-    }
-    const before = seqs.get(seq);
-    if (before === undefined) seqs.set(seq, add);
-    else if (before !== add) seqs.delete(seq);
-    this.ctx.changed();
   }
 
   private checkOpen(): void {
     if (this.ctx.isClosed()) throw new StoreError('CLOSED');
   }
+}
+
+function without(id: number, subs: number[], seqs: number[]): [number[], number[]] {
+  const keep = subs.map((s) => s !== id);
+  return [subs.filter((_, i) => keep[i]), seqs.filter((_, i) => keep[i])];
+}
+
+function newEntry(record: Mutable<SubRecord>, pending: Iterable<number>): Entry {
+  return { record, pending: new Set(pending), qSeq: [], qTime: [], qHead: 0, writtenLastSent: -1 };
+}
+
+// Drops the consumed head of the queue once it is large and half the array.
+function compact(e: Entry, head: number): void {
+  if (head === e.qSeq.length) {
+    e.qSeq = [];
+    e.qTime = [];
+    e.qHead = 0;
+  } else if (head >= 1024 && head * 2 >= e.qSeq.length) {
+    e.qSeq = e.qSeq.slice(head);
+    e.qTime = e.qTime.slice(head);
+    e.qHead = 0;
+  } else {
+    e.qHead = head;
+  }
+}
+
+function row(ch: number, r: SubRecord, lastSent: number): string {
+  return (
+    `(${ch},${int(r.id)},${text(r.clientID)},${text(r.qGroup)},${text(r.inbox)},` +
+    `${text(r.ackInbox)},${int(r.maxInFlight)},${int(r.ackWaitInSecs)},` +
+    `${text(r.durableName)},${int(lastSent)},${bool(r.isDurable)},${bool(r.isClosed)})`
+  );
 }

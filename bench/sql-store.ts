@@ -1,0 +1,52 @@
+// The SQL store alone, without NATS: messages stored in batches of BATCH with one
+// flush each (as the streaming server does per event-loop turn), against a private
+// PostgreSQL with fsync on (or SQL_SOURCE). Shows what the store and the database
+// cost per message, apart from the protocol.
+//
+//   npm run build && node dist/bench/sql-store.js
+import { nowNanos } from '../src/streaming/protocol/index.js';
+import { makeStoredMsg } from '../src/streaming/store/index.js';
+import { SqlStore } from '../src/streaming/store/sql/index.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+import { formatRate } from './timing.js';
+
+const N = Number(process.env.N ?? '200000');
+const BATCH = Number(process.env.BATCH ?? '1024');
+const data = Buffer.alloc(128, 0x61);
+
+let source = process.env.SQL_SOURCE ?? '';
+if (source === '') {
+  const pg = await startPostgres({ fsync: true });
+  if (typeof pg === 'string') {
+    console.log(`sql store: skipped (${pg})`);
+    process.exit(0);
+  }
+  source = await pg.createDatabase();
+}
+const store = new SqlStore({ source, limits: { maxMsgs: 0, maxBytes: 0 } });
+await store.recover();
+const { msgs } = store.createChannel('bench');
+await store.flush();
+let seq = 0;
+const start = performance.now();
+while (seq < N) {
+  const end = Math.min(N, seq + BATCH);
+  while (seq < end) {
+    seq++;
+    msgs.store(makeStoredMsg(seq, nowNanos(), 'bench', '', data));
+  }
+  await store.flush();
+}
+const ms = performance.now() - start;
+console.log(
+  `sql store: ${formatRate((N * 1000) / ms)} msgs/s stored and committed (${N} msgs of ${data.length} B, batches of ${BATCH}, ${(ms / 1000).toFixed(2)} s)`,
+);
+const readStart = performance.now();
+for (let s = 1; s <= N; s++) {
+  const m = msgs.lookup(s);
+  if (m instanceof Promise) await m;
+}
+const readMs = performance.now() - readStart;
+console.log(`sql store: ${formatRate((N * 1000) / readMs)} msgs/s read back in sequence order`);
+await store.close();
+process.exit(0);
