@@ -312,7 +312,7 @@ export class Route implements RouteParserHandler, RouteSink {
     const sub = new RouteSubscription(this, account, subject, queue, key);
     if (queue !== null) sub.weight = p.weight;
     account.sublist.insert(sub);
-    if (queue !== null) account.routeQueueSubs++;
+    account.routeSubs++;
     this.subs.set(key, sub);
   }
 
@@ -488,7 +488,7 @@ function removeRouteSub(sub: RouteSubscription): void {
   sub.closed = true;
   const account = sub.account;
   account.sublist.remove(sub);
-  if (sub.queue !== null) account.routeQueueSubs--;
+  account.routeSubs--;
 }
 
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {

@@ -4,7 +4,7 @@
 import type { Client } from './client.js';
 import { deliver } from './delivery.js';
 import type { PublishedMessage } from './message.js';
-import { Sublist } from '../subjects/sublist.js';
+import { type MatchResult, Sublist } from '../subjects/sublist.js';
 import type { RouteSink, Subscription } from './subscription.js';
 
 export const GLOBAL_ACCOUNT = '$G';
@@ -24,10 +24,10 @@ export class Account {
   /** Imports and exports; null (the usual case) keeps routing to this index alone. */
   links: AccountLinks | null = null;
   /**
-   * Route queue subscriptions in the index (src/cluster). While there are none, a
-   * queue member is picked as on a single server; otherwise by weight.
+   * Route subscriptions in the index (src/cluster): other servers' interest. While
+   * there are none, route() takes the single-server path and never looks for them.
    */
-  routeQueueSubs = 0;
+  routeSubs = 0;
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;
@@ -41,10 +41,55 @@ export class Account {
    */
   route(publisher: Client | null, subject: string, m: PublishedMessage): number {
     const result = this.sublist.match(subject);
+    if (this.routeSubs !== 0) return this.routeInCluster(publisher, subject, m, result);
     const noEcho = publisher !== null && !publisher.echo;
     let delivered = 0;
-    // A route marked, if any, and the frame of its marks: after the match it sends
-    // the message once to each marked route.
+    const psubs = result.psubs;
+    for (let i = 0; i < psubs.length; i++) {
+      const sub = psubs[i]!;
+      if (noEcho && sub.client === publisher) continue;
+      if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
+      if (deliver(sub, m)) delivered++;
+    }
+    const qsubs = result.qsubs;
+    for (let g = 0; g < qsubs.length; g++) {
+      const members = qsubs[g]!;
+      const n = members.length;
+      // A random start spreads the group's load, as the reference does; the scan
+      // skips members that cannot take the message.
+      const first = (Math.random() * n) | 0;
+      for (let k = 0; k < n; k++) {
+        let j = first + k;
+        if (j >= n) j -= n;
+        const sub = members[j]!;
+        if (noEcho && sub.client === publisher) continue;
+        if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
+        if (deliver(sub, m)) {
+          delivered++;
+          break;
+        }
+      }
+    }
+    if (this.links !== null) delivered += this.links.route(publisher, subject, m);
+    return delivered;
+  }
+
+  /**
+   * route() when other servers want messages of this account: a route's
+   * subscription marks its route instead of being written to, and after the match
+   * the message goes once to each marked route. A queue member is drawn by weight,
+   * a route's member standing for as many members as its server has, so a group's
+   * load spreads over the cluster as the reference spreads it.
+   */
+  private routeInCluster(
+    publisher: Client | null,
+    subject: string,
+    m: PublishedMessage,
+    result: MatchResult<Subscription>,
+  ): number {
+    const noEcho = publisher !== null && !publisher.echo;
+    let delivered = 0;
+    // A route marked, if any, and the frame of its marks.
     let routes: RouteSink | null = null;
     let frame = 0;
     const psubs = result.psubs;
@@ -64,10 +109,7 @@ export class Account {
     for (let g = 0; g < qsubs.length; g++) {
       const members = qsubs[g]!;
       const n = members.length;
-      // A random start spreads the group's load, as the reference does; the scan
-      // skips members that cannot take the message. A route's member weighs as
-      // many members as its server has, so the load spreads over the cluster.
-      const first = this.routeQueueSubs === 0 ? (Math.random() * n) | 0 : weightedStart(members);
+      const first = weightedStart(members);
       for (let k = 0; k < n; k++) {
         let j = first + k;
         if (j >= n) j -= n;
