@@ -274,19 +274,53 @@ function linksOf(a: Account): Links {
   return l;
 }
 
+/** The links being built for `a` (see linkAccounts); nothing is installed yet. */
+function stagedLinks(a: Account, staged: Map<Account, Links>): Links {
+  let l = staged.get(a);
+  if (l === undefined) {
+    l = new Links(a);
+    staged.set(a, l);
+  }
+  return l;
+}
+
+/**
+ * Makes `links` the routes of `accounts`: an account without an entry routes in its
+ * own index alone again. Service responses still pending (a request routed before a
+ * reload) keep their way back, as the reference carries its reverse-response map
+ * over to the reloaded account.
+ */
+export function installLinks(
+  accounts: Iterable<Account>,
+  links: ReadonlyMap<Account, Links>,
+): void {
+  for (const a of accounts) {
+    const before = a.links instanceof Links ? a.links.responses : null;
+    let next: Links | null = links.get(a) ?? null;
+    if (before !== null && before.size > 0) {
+      next ??= new Links(a);
+      next.responses = before;
+    }
+    a.links = next;
+  }
+}
+
 // ---- wiring exports and imports -----------------------------------------------------
 
 /** An export or import the configuration cannot have; the message follows the reference. */
 export class LinkError extends Error {}
 
 /**
- * Checks every import against the exporter's exports and installs the routes.
+ * Checks every import against the exporter's exports and builds the routes into
+ * `staged`, one Links per account, for installLinks to put in place: a configuration
+ * that a reload may still refuse changes nothing while it is checked.
  * `exports` and `imports` are keyed by account name.
  */
 export function linkAccounts(
   accounts: ReadonlyMap<string, Account>,
   exports: ReadonlyMap<string, readonly ExportConfig[]>,
   imports: ReadonlyMap<string, readonly ImportConfig[]>,
+  staged: Map<Account, Links>,
 ): void {
   for (const [name, list] of exports) {
     for (const e of list) {
@@ -338,7 +372,7 @@ export function linkAccounts(
             `Error adding stream import ${JSON.stringify(local)}: invalid subject`,
           );
         }
-        const exp = linksOf(exporter);
+        const exp = stagedLinks(exporter, staged);
         exp.streams ??= new Sublist<StreamRoute>();
         exp.streams.insert(new StreamRoute(i.subject, importer, new SubjectMap(i.subject, local)));
       } else {
@@ -348,7 +382,7 @@ export function linkAccounts(
             `Error adding service import ${JSON.stringify(local)}: invalid subject`,
           );
         }
-        const imp = linksOf(importer);
+        const imp = stagedLinks(importer, staged);
         imp.services ??= new Sublist<ServiceRoute>();
         imp.services.insert(
           new ServiceRoute(

@@ -32,6 +32,7 @@ import {
 import { DEFAULT_TLS_TIMEOUT, type TlsOptions } from './tls.js';
 import type { UserConfig } from './users.js';
 import type { Server } from '../server/server.js';
+import { watchSecurity } from './reload.js';
 import { attachSecurity } from './security.js';
 
 const OPERATOR_KEYS = ['operator', 'operators', 'roots', 'root', 'root_operators', 'root_operator'];
@@ -725,14 +726,17 @@ export function securityFromSettings(
 
 /**
  * For the command line: reads the security settings of the config file and flags
- * and attaches the security layer to the server when there are any. Throws
- * ConfigError or SecurityConfigError (a message for the user).
+ * and attaches the security layer to the server when there are any; a SIGHUP reads
+ * them again (reload.ts), with the same flags on top. Throws ConfigError or
+ * SecurityConfigError (a message for the user).
  */
 export function attachSecurityFromSettings(
   server: Server,
   config: LoadedConfig | null,
   flags: ReadonlyMap<string, string>,
 ): void {
-  const security = securityFromSettings(config, flags);
-  if (security !== null) attachSecurity(server, security);
+  const options = securityFromSettings(config, flags);
+  const security = options !== null ? attachSecurity(server, options) : null;
+  // Registered even without security, so that a reload can add authorization.
+  watchSecurity(server, security, options, { flags, config });
 }

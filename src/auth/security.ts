@@ -2,6 +2,11 @@
 // takes over each new connection (nonce, TLS, no_auth_user), checks CONNECT the way
 // the reference's processClientOrLeafAuthentication does, and binds the client to
 // its user, account and permissions.
+//
+// Building one changes nothing: the accounts it needs (existing ones reused by
+// name, so their subscriptions stay) and their export/import routes are staged, and
+// install() puts them in place. A config reload (reload.ts) builds the new layer
+// first, so that a configuration it refuses leaves the running one untouched.
 
 import { BlockList, isIPv6 } from 'node:net';
 import { CloseReason, ErrText } from '../protocol/errors.js';
@@ -9,8 +14,15 @@ import { Account } from '../server/account.js';
 import type { Client, ConnectOptions } from '../server/client.js';
 import { newNonce } from '../server/identity.js';
 import type { SecurityHooks, Server } from '../server/server.js';
-import { type ExportConfig, type ImportConfig, linkAccounts } from './accounts.js';
+import {
+  type ExportConfig,
+  type ImportConfig,
+  installLinks,
+  linkAccounts,
+  type Links,
+} from './accounts.js';
 import { BcryptCache, isBcrypt } from './bcrypt-cache.js';
+import { SecurityConfigError } from './errors.js';
 import {
   decodeJwt,
   type Claims,
@@ -22,11 +34,11 @@ import {
 import { verifySignature } from './nkeys.js';
 import type { SecurityOptions } from './options.js';
 import { ClientPermissions, type CompiledPermissions } from './permissions.js';
+import { watchSecurity } from './reload.js';
 import { TlsLayer } from './tls.js';
 import { checkSecret, compilePermissions, type UserRecord, UserTable } from './users.js';
 
-/** A configuration the security layer cannot run with. */
-export class SecurityConfigError extends Error {}
+export { SecurityConfigError } from './errors.js';
 
 /** setTimeout's longest delay; later expiries are re-armed in steps. */
 const MAX_TIMER = 2 ** 31 - 1;
@@ -43,12 +55,12 @@ interface JwtAccount {
 export class Security implements SecurityHooks {
   readonly server: Server;
   readonly users = new UserTable();
-  readonly bcrypt = new BcryptCache();
+  readonly bcrypt: BcryptCache;
   readonly tls: TlsLayer | null;
   private readonly token: string;
   private readonly user: string;
   private readonly password: string;
-  private readonly noAuthUser: UserRecord | null;
+  readonly noAuthUser: UserRecord | null;
   /** Trusted operator keys; non-empty in operator (JWT) mode. */
   private readonly trusted = new Set<string>();
   private readonly jwtAccounts = new Map<string, JwtAccount>();
@@ -56,41 +68,54 @@ export class Security implements SecurityHooks {
   readonly authConfigured: boolean;
   private readonly needNonce: boolean;
   private readonly expiry = new Map<Client, NodeJS.Timeout>();
+  /** Every account of this configuration, $G included, by name; see install(). */
+  readonly accounts = new Map<string, Account>();
+  /** Export and import routes, put in place by install(). */
+  private readonly links = new Map<Account, Links>();
+  /** Warnings for the log, written by install(). */
+  private readonly warnings: string[] = [];
+  /** Plain-text passwords or tokens are configured (the reference warns at start). */
+  readonly plaintext: boolean;
+  /** Replaced by a reload: a check still under way defers to the rules now in force. */
+  private retired = false;
 
-  constructor(server: Server, o: SecurityOptions) {
+  /**
+   * `bcrypt`: the verdict cache of the layer this one replaces, so that a reload
+   * does not run every bcrypt compare again.
+   */
+  constructor(server: Server, o: SecurityOptions, bcrypt?: BcryptCache) {
     this.server = server;
+    this.bcrypt = bcrypt ?? new BcryptCache();
     this.token = o.token ?? '';
     this.user = o.user ?? '';
     this.password = o.password ?? '';
+    this.accounts.set(server.globalAccount.name, server.globalAccount);
     const accountsConfig = o.accounts ?? {};
     const exports = new Map<string, readonly ExportConfig[]>();
     const imports = new Map<string, readonly ImportConfig[]>();
     for (const [name, a] of Object.entries(accountsConfig)) {
       if (name === '$G' || name === '$SYS') {
-        throw new SecurityConfigError(`${JSON.stringify(name)} is a Reserved Account`);
+        throw new SecurityConfigError(`${JSON.stringify(name)} is a Reserved Account`, 'accounts');
       }
-      if (!server.accounts.has(name)) {
-        server.accounts.set(
-          name,
-          new Account(name, { sublistCache: !server.options.disableSublistCache }),
-        );
-      }
+      this.account(name);
       if (a.exports !== undefined) exports.set(name, a.exports);
       if (a.imports !== undefined) imports.set(name, a.imports);
     }
     const seen = new Set<string>();
     const addUser = (u: NonNullable<SecurityOptions['users']>[number], account: string): void => {
       const id = (u.nkey ?? '') !== '' ? u.nkey! : (u.user ?? '');
-      if (id === '') throw new SecurityConfigError('User entry requires a user');
+      const section = account === '' ? 'authorization' : 'accounts';
+      if (id === '') throw new SecurityConfigError('User entry requires a user', section);
       if (seen.has(id)) {
         throw new SecurityConfigError(
           `Duplicate ${(u.nkey ?? '') !== '' ? 'nkey' : 'user'} ${JSON.stringify(id)} detected`,
+          section,
         );
       }
       seen.add(id);
-      const acc = account === '' ? server.globalAccount : server.accounts.get(account);
+      const acc = account === '' ? server.globalAccount : this.accounts.get(account);
       if (acc === undefined)
-        throw new SecurityConfigError(`account ${JSON.stringify(account)} not defined`);
+        throw new SecurityConfigError(`account ${JSON.stringify(account)} not defined`, section);
       this.users.add(u, acc);
     };
     for (const u of o.users ?? []) addUser(u, u.account ?? '');
@@ -98,15 +123,18 @@ export class Security implements SecurityHooks {
       for (const u of a.users ?? []) addUser(u, name);
     }
     if (this.users.size > 0 && this.user !== '') {
-      throw new SecurityConfigError('Can not have a single user/pass and a users array');
+      throw new SecurityConfigError(
+        'Can not have a single user/pass and a users array',
+        'authorization',
+      );
     }
     if (this.users.size > 0 && this.token !== '') {
-      throw new SecurityConfigError('Can not have a token and a users array');
+      throw new SecurityConfigError('Can not have a token and a users array', 'authorization');
     }
     try {
-      linkAccounts(server.accounts, exports, imports);
+      linkAccounts(this.accounts, exports, imports, this.links);
     } catch (err) {
-      throw new SecurityConfigError((err as Error).message);
+      throw new SecurityConfigError((err as Error).message, 'accounts');
     }
     this.loadOperators(o);
     const noAuth = o.noAuthUser ?? '';
@@ -116,6 +144,7 @@ export class Security implements SecurityHooks {
       if (rec === undefined) {
         throw new SecurityConfigError(
           `no_auth_user: ${JSON.stringify(noAuth)} not present as user or nkey in authorization block or account configuration`,
+          'no_auth_user',
         );
       }
       this.noAuthUser = rec;
@@ -124,11 +153,48 @@ export class Security implements SecurityHooks {
     this.authConfigured =
       this.token !== '' || this.user !== '' || this.users.size > 0 || this.trusted.size > 0;
     this.needNonce = this.users.byNkey.size > 0 || this.trusted.size > 0;
-    const plain =
+    this.plaintext =
       (this.token !== '' && !isBcrypt(this.token)) ||
       (this.password !== '' && !isBcrypt(this.password)) ||
       [...this.users.byName.values()].some((u) => u.password !== '' && !isBcrypt(u.password));
-    if (plain) server.logger.warn('Plaintext passwords detected, use nkeys or bcrypt');
+  }
+
+  /** The account named `name`: the running one when there is one, so its subscriptions stay. */
+  private account(name: string): Account {
+    let a = this.accounts.get(name) ?? this.server.accounts.get(name);
+    a ??= new Account(name, { sublistCache: !this.server.options.disableSublistCache });
+    this.accounts.set(name, a);
+    return a;
+  }
+
+  /**
+   * Puts this configuration in place: the server's accounts become this one's (an
+   * account no longer configured goes, as in the reference's reloadAuthorization),
+   * with their routes, and new connections meet this layer.
+   */
+  install(): void {
+    const server = this.server;
+    for (const name of [...server.accounts.keys()]) {
+      if (!this.accounts.has(name)) server.accounts.delete(name);
+    }
+    for (const [name, a] of this.accounts) server.accounts.set(name, a);
+    installLinks(this.accounts.values(), this.links);
+    server.security = this;
+    // no_auth_user drops auth_required from INFO and lets ops come before CONNECT.
+    server.authRequired = this.authConfigured && this.noAuthUser === null;
+    for (const w of this.warnings) server.logger.warn(w);
+  }
+
+  /** A reload replaced this layer: its expiry timers stop, checks under way defer. */
+  retire(): void {
+    this.retired = true;
+    for (const t of this.expiry.values()) clearTimeout(t);
+    this.expiry.clear();
+  }
+
+  /** Operator (JWT) mode: only user JWTs authenticate. */
+  get operatorMode(): boolean {
+    return this.trusted.size > 0;
   }
 
   // ---- operator mode -------------------------------------------------------------
@@ -137,7 +203,7 @@ export class Security implements SecurityHooks {
     for (const text of o.operators ?? []) {
       const claims = decodeJwt(text, 'operator');
       if (typeof claims === 'string') {
-        throw new SecurityConfigError(`error parsing operator JWT: ${claims}`);
+        throw new SecurityConfigError(`error parsing operator JWT: ${claims}`, 'operator');
       }
       this.trusted.add(claims.sub);
       for (const k of signingKeys(claims.nats.signing_keys)) this.trusted.add(k.key);
@@ -145,7 +211,10 @@ export class Security implements SecurityHooks {
     for (const k of o.trustedKeys ?? []) this.trusted.add(k);
     const preload = o.resolverPreload ?? {};
     if (Object.keys(preload).length > 0 && this.trusted.size === 0) {
-      throw new SecurityConfigError('resolver_preload requires an operator (trusted keys)');
+      throw new SecurityConfigError(
+        'resolver_preload requires an operator (trusted keys)',
+        'resolver_preload',
+      );
     }
     const exports = new Map<string, ExportConfig[]>();
     const imports = new Map<string, ImportConfig[]>();
@@ -153,17 +222,19 @@ export class Security implements SecurityHooks {
       const claims = decodeJwt(text, 'account');
       if (typeof claims === 'string') {
         // Expired or otherwise unusable: its users cannot connect, as the reference.
-        this.server.logger.warn(`Account ${pk}: ${claims}`);
+        this.warnings.push(`Account ${pk}: ${claims}`);
         continue;
       }
       if (claims.sub !== pk)
-        throw new SecurityConfigError(`resolver_preload: JWT subject is not ${pk}`);
+        throw new SecurityConfigError(
+          `resolver_preload: JWT subject is not ${pk}`,
+          'resolver_preload',
+        );
       if (!this.trusted.has(claims.iss)) {
-        this.server.logger.warn(`Account ${pk} JWT not signed by a trusted operator`);
+        this.warnings.push(`Account ${pk} JWT not signed by a trusted operator`);
         continue;
       }
-      const account = new Account(pk, { sublistCache: !this.server.options.disableSublistCache });
-      this.server.accounts.set(pk, account);
+      const account = this.account(pk);
       const revocations = new Map<string, number>();
       const rv = claims.nats.revocations;
       if (typeof rv === 'object' && rv !== null) {
@@ -188,15 +259,15 @@ export class Security implements SecurityHooks {
         pk,
         list.filter((i) => {
           if (this.jwtAccounts.has(i.account)) return true;
-          this.server.logger.warn(`Account ${pk}: import from unknown account ${i.account}`);
+          this.warnings.push(`Account ${pk}: import from unknown account ${i.account}`);
           return false;
         }),
       );
     }
     try {
-      linkAccounts(this.server.accounts, exports, imports);
+      linkAccounts(this.accounts, exports, imports, this.links);
     } catch (err) {
-      this.server.logger.warn(`Account JWT imports: ${(err as Error).message}`);
+      this.warnings.push(`Account JWT imports: ${(err as Error).message}`);
     }
   }
 
@@ -242,14 +313,14 @@ export class Security implements SecurityHooks {
       if (o.user !== '') {
         const rec = users.byName.get(o.user);
         if (rec === undefined) return this.fail(c, `User ${JSON.stringify(o.user)} not found`);
-        return this.after(checkSecret(rec.password, o.pass, this.bcrypt), c, rec);
+        return this.after(checkSecret(rec.password, o.pass, this.bcrypt), c, o, rec);
       }
     }
     if (this.token !== '')
-      return this.after(checkSecret(this.token, o.authToken, this.bcrypt), c, null);
+      return this.after(checkSecret(this.token, o.authToken, this.bcrypt), c, o, null);
     if (this.user !== '') {
       if (o.user !== this.user) return this.fail(c, `User ${JSON.stringify(o.user)} not found`);
-      return this.after(checkSecret(this.password, o.pass, this.bcrypt), c, null, this.user);
+      return this.after(checkSecret(this.password, o.pass, this.bcrypt), c, o, null, this.user);
     }
     return false;
   }
@@ -269,14 +340,20 @@ export class Security implements SecurityHooks {
     return false;
   }
 
-  /** Binds the user once a (possibly asynchronous) secret check passed. */
+  /**
+   * Binds the user once a (possibly asynchronous) secret check passed. A bcrypt
+   * check that ends after a reload replaced this layer is answered by the layer in
+   * force instead, so nobody gets in, or keeps permissions, under rules that are gone.
+   */
   private after(
     verdict: boolean | Promise<boolean>,
     c: Client,
+    o: ConnectOptions,
     rec: UserRecord | null,
     name = '',
   ): boolean | Promise<boolean> {
-    const done = (ok: boolean): boolean => {
+    const done = (ok: boolean): boolean | Promise<boolean> => {
+      if (this.retired) return this.server.authenticate(c, o);
       if (!ok) return this.fail(c, 'password or token mismatch');
       if (rec !== null) this.bind(c, rec);
       else this.bindPlain(c, name);
@@ -451,11 +528,14 @@ function jwtImports(v: unknown): ImportConfig[] {
   return out;
 }
 
-/** Builds the security layer and plugs it into the server; call before start(). */
+/**
+ * Builds the security layer and plugs it into the server; call before start(). A
+ * config reload (or reloadSecurity) may replace it later.
+ */
 export function attachSecurity(server: Server, options: SecurityOptions): Security {
   const s = new Security(server, options);
-  server.security = s;
-  // no_auth_user drops auth_required from INFO and lets ops come before CONNECT.
-  server.authRequired = s.authConfigured && (options.noAuthUser ?? '') === '';
+  s.install();
+  if (s.plaintext) server.logger.warn('Plaintext passwords detected, use nkeys or bcrypt');
+  watchSecurity(server, s, options);
   return s;
 }

@@ -10,7 +10,7 @@ import {
   errLine,
   goQuote,
 } from '../protocol/errors.js';
-import { parseConnect, redactConnect } from '../protocol/connect.js';
+import { type ConnectOptions, parseConnect, redactConnect } from '../protocol/connect.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
 import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/validate.js';
 import type { Account } from './account.js';
@@ -73,6 +73,11 @@ export class Client implements ParserHandler {
   perms: PermissionChecks | null = null;
   /** Sent in INFO for NKEY and JWT users to sign; empty when not needed. */
   nonce = '';
+  /**
+   * CONNECT's options, credentials included, as the reference keeps c.opts: a config
+   * reload checks the connection again against the new authorization (src/auth).
+   */
+  connectOpts: ConnectOptions | null = null;
   /** The verdict of an authentication that finished after its CONNECT (see onConnect). */
   private lateVerdict: boolean | null = null;
 
@@ -205,6 +210,7 @@ export class Client implements ParserHandler {
       return;
     }
     const o = opts.options;
+    this.connectOpts = o;
     this.verbose = o.verbose;
     this.pedantic = o.pedantic;
     this.echo = o.echo;
