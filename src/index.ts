@@ -15,6 +15,7 @@ import type { ClusterOptions } from './cluster/options.js';
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
 export { attachSecurity, Security, SecurityConfigError } from './auth/security.js';
+export { reloadSecurity } from './auth/reload.js';
 export type {
   AccountConfig,
   ExportConfig,
