@@ -5,22 +5,31 @@
 //
 // Prints `READY <port>` on stdout once clients can connect, or `ERROR <message>` and
 // exits 3 if the streaming server cannot start (the tests check the message).
+import { attachMonitor } from '../../src/monitor/index.js';
 import { Server } from '../../src/server/server.js';
 import { startStreaming } from '../../src/streaming/attach.js';
 import type { StreamingOptions } from '../../src/streaming/options.js';
 
 interface ChildOptions {
   readonly port?: number;
+  /** Monitoring port (/streaming/*), off when absent. */
+  readonly httpPort?: number;
   readonly dir: string;
   readonly streaming?: Partial<StreamingOptions>;
   readonly fileOptions?: StreamingOptions['fileOptions'];
 }
 
 const o = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
-const server = new Server({ host: '127.0.0.1', port: o.port ?? 0, quiet: true });
+const server = new Server({
+  host: '127.0.0.1',
+  port: o.port ?? 0,
+  httpPort: o.httpPort ?? 0,
+  quiet: true,
+});
+const monitor = attachMonitor(server);
 await server.start();
 try {
-  await startStreaming(server, null, {
+  await startStreaming(server, monitor, {
     ...o.streaming,
     // MEMORY only to compare with (benchmarks).
     storeType: o.streaming?.storeType ?? 'FILE',

@@ -103,6 +103,18 @@ describe('file store: slices', () => {
     await again.close();
   });
 
+  it('after a restart, old and new messages are each found under their sequence', async () => {
+    const dir = await tempDir();
+    let store = await open(dir);
+    const stored = fill(store, 'foo', 1, 20);
+    await store.close();
+    store = await open(dir);
+    stored.push(...fill(store, 'foo', 21, 25));
+    const { msgs } = store.lookupChannel('foo')!;
+    for (const m of stored) assertSameMsg(await msgs.lookup(m.sequence), m);
+    await store.close();
+  });
+
   it('rotates by bytes and by age', async () => {
     const dir = await tempDir();
     const size = msg('foo', 1).encoded.length + 8;

@@ -77,6 +77,8 @@ export class FileMsgStore implements MsgStore {
     const tail = this.slices[this.slices.length - 1];
     if (tail !== undefined) {
       this.last = tail.lastSeq;
+      // The ring holds what is stored from now on.
+      this.ringFirst = this.last + 1;
       this.first = Math.min(Math.max(recovered!.first, this.slices[0]!.firstSeq), this.last + 1);
       for (const s of this.slices) this.size += s.liveBytes;
       this.total = this.countLive();
@@ -145,7 +147,10 @@ export class FileMsgStore implements MsgStore {
 
   lookup(sequence: number): StoredMsg | undefined | Promise<StoredMsg | undefined> {
     if (sequence < this.first || sequence > this.last || this.total === 0) return undefined;
-    if (sequence >= this.ringFirst && this.ringCount > 0) return this.ring[sequence & this.mask];
+    if (sequence >= this.ringFirst && this.ringCount > 0) {
+      const m = this.ring[sequence & this.mask];
+      if (m?.sequence === sequence) return m;
+    }
     for (const b of this.blocks) {
       const i = sequence - b.from;
       if (i >= 0 && i < b.msgs.length) return b.msgs[i];
