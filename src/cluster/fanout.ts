@@ -58,7 +58,8 @@ export class Fanout {
       marks.push(e);
     } else {
       e.route = route;
-      e.queues.length = 0;
+      // Setting length costs a call even when it does not change.
+      if (e.queues.length !== 0) e.queues.length = 0;
     }
     this.length++;
     if (queue !== null) e.queues.push(queue);

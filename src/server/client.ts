@@ -498,7 +498,9 @@ export class Client implements ParserHandler {
     this.socketPending = socket.writableLength;
     const pending = this.out.queued + this.socketPending;
     const max = this.server.options.maxPending;
-    if (pending > max) {
+    // As the reference, a route is never cut off for pending bytes (that would drop
+    // the whole cluster's interest): its publishers are held instead.
+    if (pending > max && this.kind !== 'route') {
       this.slowConsumer(CloseReason.slowConsumerPending);
     } else if (pending > max >>> 1) {
       this.server.congested = this;

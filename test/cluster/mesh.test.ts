@@ -168,6 +168,29 @@ describe('three wirebus nodes', () => {
     sub.unsubscribe();
   });
 
+  it('carries large payloads whole', async () => {
+    const got: Uint8Array[] = [];
+    const sub = nc.subscribe('big', { callback: (_err, m) => got.push(m.data) });
+    await nc.flush();
+    await waitRouteInterest([a], 'big');
+    const sizes = [0, 1, 16 * 1024 - 1, 16 * 1024, 100_000, 1024 * 1024];
+    for (const size of sizes) {
+      const data = new Uint8Array(size);
+      for (let i = 0; i < size; i++) data[i] = (i * 7 + size) & 0xff;
+      na.publish('big', data);
+    }
+    await na.flush();
+    await waitFor('every payload', () => got.length >= sizes.length);
+    assert.deepEqual(
+      got.map((d) => d.length),
+      sizes,
+    );
+    for (const d of got) {
+      for (let i = 0; i < d.length; i += 997) assert.equal(d[i], (i * 7 + d.length) & 0xff);
+    }
+    sub.unsubscribe();
+  });
+
   it('keeps order per publisher and subscriber', async () => {
     const got: number[] = [];
     const sub = nc.subscribe('seq', {
