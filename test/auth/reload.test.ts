@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import bcrypt from 'bcrypt';
+import { encodeAccount, encodeOperator, encodeUser } from '@nats-io/jwt';
+import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import * as nats from 'nats';
 import { attachSecurityFromSettings } from '../../src/auth/config.js';
 import { attachSecurity } from '../../src/auth/security.js';
@@ -535,6 +537,38 @@ describe('reload: TLS certificates', () => {
     assert.equal(secure.infoJson().tls_required, true);
     secure.close();
     assert.equal(await fingerprint(s.port), fp(two.serverCert));
+  });
+});
+
+describe('reload: operator mode', () => {
+  it('an account JWT that now revokes a user closes its connection; the operator cannot change', async () => {
+    const operator = createOperator();
+    const account = createAccount();
+    const user = createUser();
+    const opJwt = await encodeOperator('OP', operator);
+    const conf = async (claims: Record<string, unknown>, op = opJwt): Promise<string> =>
+      `operator: ${op}\nresolver: MEMORY\nresolver_preload: {\n  ${account.getPublicKey()}: ${await encodeAccount('A', account, claims, { signer: operator })}\n}\n`;
+    const s = await startConf(await conf({}));
+    const userJwt = await encodeUser('u', user, account);
+    const c = await open(s.port);
+    const sig = Buffer.from(
+      user.sign(Buffer.from(c.infoJson().nonce as string, 'latin1')),
+    ).toString('base64url');
+    assert.equal(await c.exchange(connectLine({ jwt: userJwt, sig }) + 'PING\r\n'), 'PONG\r\n');
+    // Unrelated claims: the user, checked again with its nonce signature, stays.
+    assert.equal(s.reload(await conf({ tags: ['x'] })), null);
+    assert.equal(await c.exchange('PING\r\n'), 'PONG\r\n');
+    const revoked = { revocations: { [user.getPublicKey()]: Math.floor(Date.now() / 1000) + 60 } };
+    assert.equal(s.reload(await conf(revoked)), null);
+    assert.ok(await c.waitClosed());
+    assert.equal(c.take(), VIOLATION);
+    // The reference's line in operator mode names no user.
+    assert.match(s.log.grep('authentication error')[0] ?? '', / - authentication error$/);
+    const other = await encodeOperator('OP2', createOperator());
+    assert.equal(
+      s.reload(await conf({}, other)),
+      'config reload not supported for TrustedOperators',
+    );
   });
 });
 
