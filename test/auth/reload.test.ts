@@ -170,6 +170,20 @@ describe('reload: users and passwords', () => {
     assert.equal(alice.take(), VIOLATION);
   });
 
+  it('a CONNECT whose bcrypt check is under way when the user is removed does not get in', async () => {
+    const hash = await bcrypt.hash('slow', 12);
+    const s = await startConf(
+      users(`{ user: alice, password: "${hash}" }\n{ user: bob, password: b }`),
+    );
+    const c = await open(s.port);
+    c.send(connectLine({ user: 'alice', pass: 'slow' }) + 'PING\r\n');
+    await waitUntil(() => s.server.clients.size === 1 && !c.closed, 1000, 'connection');
+    await new Promise((r) => setTimeout(r, 30)); // the CONNECT is in, its compare running
+    assert.equal(s.reload(users('{ user: bob, password: b }')), null);
+    assert.ok(await c.waitClosed(5000));
+    assert.equal(c.take(), VIOLATION);
+  });
+
   it('a token changed: token clients get Authorization Violation, the new token works', async () => {
     const s = await startConf('authorization { token: t1 }\n');
     const c = await connected(s.port, { auth_token: 't1' });
