@@ -1,0 +1,69 @@
+// -st SQL and --ft_group settings: the reference's flags and the config file's
+// sql_options section, and the start-up checks with their texts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfigText } from '../../src/config/conf.js';
+import { parseCommandLine } from '../../src/config/flags.js';
+import { applyConfig } from '../../src/config/load.js';
+import { resolveStreamingSettings } from '../../src/streaming/config.js';
+import { resolveStreamingOptions, validateStreamingOptions } from '../../src/streaming/options.js';
+
+describe('SQL and fault-tolerance settings', () => {
+  it('flags: -st SQL --sql_driver --sql_source --ft_group', () => {
+    const cl = parseCommandLine([
+      '-st',
+      'sql',
+      '--sql_driver',
+      'postgres',
+      '--sql_source',
+      'postgres://u@db/stan',
+      '--ft_group',
+      'grp',
+    ]);
+    const s = resolveStreamingSettings(cl, null);
+    assert.equal(s.enabled, true);
+    assert.equal(s.options.storeType, 'SQL');
+    assert.equal(s.options.sqlDriver, 'postgres');
+    assert.equal(s.options.sqlSource, 'postgres://u@db/stan');
+    assert.equal(s.options.ftGroup, 'grp');
+  });
+
+  it('config: sql_options { driver, source } and ft_group, flags winning', () => {
+    const tree = parseConfigText(
+      `streaming {
+        store: "SQL"
+        ft_group: "g1"
+        sql_options {
+          driver: "postgres"
+          source: "postgres://from-file/db"
+          max_open_conns: 5
+        }
+      }`,
+      'test.conf',
+    );
+    const config = applyConfig(tree, 'test.conf');
+    const s = resolveStreamingSettings(
+      parseCommandLine(['--sql_source', 'postgres://from-flag/db']),
+      config,
+    );
+    assert.equal(s.options.storeType, 'SQL');
+    assert.equal(s.options.sqlDriver, 'postgres');
+    assert.equal(s.options.sqlSource, 'postgres://from-flag/db');
+    assert.equal(s.options.ftGroup, 'g1');
+    assert.equal(s.warnings.length, 1);
+    assert.match(s.warnings[0]!, /max_open_conns/);
+  });
+
+  it('refuses a SQL store without driver or source, another driver, FT on MEMORY', () => {
+    const check = (o: Parameters<typeof resolveStreamingOptions>[0]) =>
+      validateStreamingOptions(resolveStreamingOptions(o));
+    assert.deepEqual(check({ storeType: 'SQL' }), [
+      'sql: --sql_driver (postgres) and --sql_source are required for the SQL store',
+    ]);
+    assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'mysql', sqlSource: 'x' }), [
+      'sql: driver "mysql" is not supported (only postgres)',
+    ]);
+    assert.deepEqual(check({ ftGroup: 'g' }), ['ft: only FILE or SQL stores supported in FT mode']);
+    assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'postgres', sqlSource: 'x' }), []);
+  });
+});
