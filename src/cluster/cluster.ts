@@ -33,6 +33,9 @@ import { Route } from './route.js';
 import { RefCountedUrls, ownConnectUrls } from './urls.js';
 import { randomBytes } from 'node:crypto';
 
+/** Service import responses (src/auth/accounts.ts): `_R_.<token>` in the exporter. */
+const RESPONSES = '_R_.>';
+
 /** The reference's RouteProtoV2: routes that carry account names. */
 const ROUTE_PROTO = 2;
 
@@ -102,6 +105,11 @@ export class Cluster implements ClusterHooks {
       account.sublist.forEach((sub) => {
         if (sub.route === null) this.interest.update(account.name, sub.subject, sub.queue, 1);
       });
+      // A service import sends requests into the exporting account with a fresh
+      // `_R_.` reply, and only this server knows where its response goes back to: an
+      // account with imports or exports wants its responses from every server
+      // (routed back in deliverRouted).
+      if (account.links !== null) this.interest.update(account.name, RESPONSES, null, 1);
     }
     server.cluster = this;
     server.onShutdown(() => this.shutdown());

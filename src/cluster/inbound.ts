@@ -2,7 +2,8 @@
 // full mesh every server hears from the publisher's server directly, so forwarding
 // it again would deliver it twice (the reference's one-hop rule). Queue groups get
 // it only when the sending server chose this one for them (the names in RMSG), and
-// then a local member takes it.
+// then a local member takes it. The one exception to local-only: a service
+// import's response, which the account's imports route back to the requester.
 
 import type { Account } from '../server/account.js';
 import { deliver } from '../server/delivery.js';
@@ -23,6 +24,11 @@ export function deliverRouted(
     if (sub.route !== null) continue;
     if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
     if (deliver(sub, m)) delivered++;
+  }
+  // A response to a service request made here: the imports route it back to the
+  // requester's account (only this server knows the way).
+  if (account.links !== null && subject.startsWith('_R_.')) {
+    delivered += account.links.route(null, subject, m);
   }
   if (queues === null) return delivered;
   const qsubs = result.qsubs;

@@ -9,10 +9,10 @@ import { connect, headers, type Msg, type NatsConnection } from 'nats';
 import { Server } from '../../src/server/server.js';
 import { attachSecurity } from '../../src/auth/security.js';
 import { attachCluster } from '../../src/cluster/attach.js';
+import type { Cluster } from '../../src/cluster/cluster.js';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/process.js';
 import {
   CLUSTER,
   closeAll,
@@ -252,40 +252,72 @@ describe('a mixed cluster of wirebus and nats-server', { skip: missing ?? false 
 
 describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
   let dir = '';
-  let ref: ReferenceServer | null = null;
-  let wb: Server | null = null;
+  let ref: ReferenceServer;
+  let wb: Server;
+  let cluster: Cluster;
 
-  after(async () => {
-    await wb?.close();
-    await ref?.stop();
-    if (dir !== '') rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('keeps each account to itself on both kinds of server', async () => {
-    const accounts = {
-      A: { users: [{ user: 'a', password: 'a' }] },
-      B: { users: [{ user: 'b', password: 'b' }] },
-    };
+  before(async () => {
     wb = new Server({ host: '127.0.0.1', port: 0, quiet: true });
-    attachSecurity(wb, { accounts });
-    const cluster = attachCluster(wb, { name: CLUSTER, host: '127.0.0.1', port: 0 });
+    attachSecurity(wb, {
+      accounts: {
+        A: {
+          users: [{ user: 'a', password: 'a' }],
+          exports: [
+            { kind: 'stream', subject: 'feed.>' },
+            { kind: 'service', subject: 'svc.>' },
+          ],
+        },
+        B: {
+          users: [{ user: 'b', password: 'b' }],
+          imports: [
+            { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+            { kind: 'service', account: 'A', subject: 'svc.time', to: 'time' },
+          ],
+        },
+      },
+    });
+    cluster = attachCluster(wb, { name: CLUSTER, host: '127.0.0.1', port: 0 });
     await wb.start();
     await cluster.start();
     dir = mkdtempSync(join(tmpdir(), 'wbc-'));
     const conf = join(dir, 'ref.conf');
-    const port = await freePort();
     writeFileSync(
       conf,
-      `accounts { A: { users: [ {user: a, password: a} ] }, B: { users: [ {user: b, password: b} ] } }\n` +
-        `cluster { routes: [ nats-route://127.0.0.1:${cluster.port} ] }\n` +
-        `port: ${port}\n`,
+      `accounts {
+        A: { users: [ {user: a, password: a} ], exports: [ {stream: "feed.>"}, {service: "svc.>"} ] }
+        B: { users: [ {user: b, password: b} ],
+             imports: [ {stream: {account: A, subject: "feed.>"}, prefix: fromA}
+                        {service: {account: A, subject: "svc.time"}, to: time} ] }
+      }
+      cluster { routes: [ nats-route://127.0.0.1:${cluster.port} ] }\n`,
     );
     ref = await startReference([], ['-c', conf]);
     await waitFor('the route', () => cluster.routes.size === 1, 8000);
-    const refA = await connect({ servers: ref.url, user: 'a', pass: 'a' });
-    const refB = await connect({ servers: ref.url, user: 'b', pass: 'b' });
-    const wbA = await connect({ servers: `127.0.0.1:${wb.port}`, user: 'a', pass: 'a' });
-    const wbB = await connect({ servers: `127.0.0.1:${wb.port}`, user: 'b', pass: 'b' });
+  });
+
+  after(async () => {
+    await wb.close();
+    await ref.stop();
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function users(): Promise<NatsConnection[]> {
+    const wbUrl = `127.0.0.1:${wb.port}`;
+    return Promise.all([
+      connect({ servers: ref.url, user: 'a', pass: 'a' }),
+      connect({ servers: ref.url, user: 'b', pass: 'b' }),
+      connect({ servers: wbUrl, user: 'a', pass: 'a' }),
+      connect({ servers: wbUrl, user: 'b', pass: 'b' }),
+    ]);
+  }
+
+  it('keeps each account to itself on both kinds of server', async () => {
+    const [refA, refB, wbA, wbB] = (await users()) as [
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+    ];
     try {
       const got: string[] = [];
       refA.subscribe('acct.x', { callback: (_e, m) => got.push(`refA:${m.string()}`) });
@@ -302,8 +334,8 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
           accB.sublist.match('acct.x').psubs.some((s) => s.route !== null),
       );
       await waitForAsync('the reference to see wirebus interest', async () => {
-        const subs = await referenceRouteSubs(ref!);
-        return (subs.get(wb!.id)?.filter((s) => s === 'acct.y').length ?? 0) === 2;
+        const subs = await referenceRouteSubs(ref);
+        return (subs.get(wb.id)?.filter((s) => s === 'acct.y').length ?? 0) === 2;
       });
       wbA.publish('acct.x', 'from-wbA');
       refB.publish('acct.y', 'from-refB');
@@ -311,6 +343,48 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
       await waitFor('two deliveries', () => got.length >= 2);
       await sleep(200);
       assert.deepEqual(got.sort(), ['refA:from-wbA', 'wbB:from-refB']);
+    } finally {
+      await Promise.all([refA.close(), refB.close(), wbA.close(), wbB.close()]);
+    }
+  });
+
+  it('carries service imports between the kinds, both ways', async () => {
+    const [refA, refB, wbA, wbB] = (await users()) as [
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+    ];
+    try {
+      // A wirebus importer and a reference exporter: the request crosses in the
+      // exporting account, with the importer's `_R_.` reply, and the response back.
+      const svc1 = refA.subscribe('svc.time', { callback: (_e, m) => m.respond('ref-time') });
+      await refA.flush();
+      await waitFor('the reference service at wirebus', () =>
+        wb.accounts
+          .get('A')!
+          .sublist.match('svc.time')
+          .psubs.some((s) => s.route !== null),
+      );
+      const r1 = await wbB.request('time', '', { timeout: 3000 });
+      assert.equal(r1.string(), 'ref-time');
+      svc1.unsubscribe();
+      await refA.flush();
+      await waitFor('the reference service gone', () =>
+        wb.accounts
+          .get('A')!
+          .sublist.match('svc.time')
+          .psubs.every((s) => s.route === null),
+      );
+      // And the other way round.
+      wbA.subscribe('svc.time', { callback: (_e, m) => m.respond('wb-time') });
+      await wbA.flush();
+      await waitForAsync('the wirebus service at the reference', async () => {
+        const subs = await referenceRouteSubs(ref);
+        return subs.get(wb.id)?.includes('svc.time') === true;
+      });
+      const r2 = await refB.request('time', '', { timeout: 3000 });
+      assert.equal(r2.string(), 'wb-time');
     } finally {
       await Promise.all([refA.close(), refB.close(), wbA.close(), wbB.close()]);
     }

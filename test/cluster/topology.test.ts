@@ -182,3 +182,63 @@ describe('accounts and permissions across routes', () => {
     }
   });
 });
+
+describe('imports and exports across routes', () => {
+  it('carries stream and service imports between wirebus nodes', async () => {
+    const security: SecurityOptions = {
+      accounts: {
+        A: {
+          users: [{ user: 'a', password: 'a' }],
+          exports: [
+            { kind: 'stream', subject: 'feed.>' },
+            { kind: 'service', subject: 'svc.>' },
+          ],
+        },
+        B: {
+          users: [{ user: 'b', password: 'b' }],
+          imports: [
+            { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+            { kind: 'service', account: 'A', subject: 'svc.time', to: 'time' },
+          ],
+        },
+      },
+    };
+    const n1 = await secureNode(security);
+    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
+    const conns: NatsConnection[] = [];
+    try {
+      await waitFor('the route', () => n1.cluster.routes.size === 1);
+      const a1 = await connect({ servers: n1.url, user: 'a', pass: 'a' });
+      const b2 = await connect({ servers: n2.url, user: 'b', pass: 'b' });
+      conns.push(a1, b2);
+      const got: string[] = [];
+      b2.subscribe('fromA.feed.>', { callback: (_e, m) => got.push(m.subject) });
+      a1.subscribe('svc.time', { callback: (_e, m) => m.respond('noon') });
+      await Promise.all([a1.flush(), b2.flush()]);
+      await waitFor('the interest', () =>
+        n2.server.accounts
+          .get('A')!
+          .sublist.match('svc.time')
+          .psubs.some((s) => s.route !== null),
+      );
+      await waitFor('the stream interest', () =>
+        n1.server.accounts
+          .get('B')!
+          .sublist.match('fromA.feed.x')
+          .psubs.some((s) => s.route !== null),
+      );
+      // The response is published on n1, in A, to a reply only n2 can map back.
+      const reply = await b2.request('time', '', { timeout: 2000 });
+      assert.equal(reply.string(), 'noon');
+      a1.publish('feed.x', 'tick');
+      await a1.flush();
+      await waitFor('the stream message', () => got.length === 1);
+      await sleep(200);
+      assert.deepEqual(got, ['fromA.feed.x']);
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+      await n2.server.close();
+      await n1.server.close();
+    }
+  });
+});
