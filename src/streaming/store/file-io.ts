@@ -121,6 +121,11 @@ export class AppendFile extends StoreFile {
   dead = false;
   /** Created by this run: its directory entry needs a sync too. */
   isNew: boolean;
+  /**
+   * Synced by flush() with `sync` on. False for files rebuilt from others at recovery
+   * (a slice's .idx): one fdatasync less per round; close and auto sync still sync it.
+   */
+  syncOnFlush = true;
   dirty = false;
   private chunk: Buffer = EMPTY;
   private chunkFrom = 0;
@@ -303,7 +308,8 @@ export class IoScheduler {
       const waiters = this.waiters;
       const files = this.dirty;
       const tasks = this.tasks;
-      const sync = this.syncRequested || (this.syncOnFlush && waiters.length > 0);
+      const all = this.syncRequested;
+      const sync = all || (this.syncOnFlush && waiters.length > 0);
       this.waiters = [];
       this.dirty = [];
       this.tasks = [];
@@ -312,7 +318,7 @@ export class IoScheduler {
         if (this.failure !== undefined) throw this.failure;
         await forEachLimited(files, this.pool.parallel, (f) => this.write(f));
         for (const task of tasks) await task();
-        if (sync) await this.syncFiles();
+        if (sync) await this.syncFiles(all);
       } catch (err) {
         this.failure ??= asStoreError(err);
         for (const w of waiters) w.reject(this.failure);
@@ -354,9 +360,14 @@ export class IoScheduler {
     this.unsynced.add(file);
   }
 
-  private async syncFiles(): Promise<void> {
-    const files = [...this.unsynced];
-    this.unsynced.clear();
+  private async syncFiles(all: boolean): Promise<void> {
+    const files: AppendFile[] = [];
+    for (const f of this.unsynced) {
+      if (all || f.syncOnFlush) {
+        files.push(f);
+        this.unsynced.delete(f);
+      }
+    }
     const dirs = [...this.dirsToSync];
     this.dirsToSync = new Set();
     await forEachLimited(files, this.pool.parallel, async (f) => {

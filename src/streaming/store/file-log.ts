@@ -13,6 +13,7 @@ import {
   checkFileHeader,
   fileHeader,
   putRecord,
+  crcBytes,
   putVarint,
   recordCrc,
   typedSize,
@@ -30,8 +31,8 @@ export interface RecordSink {
 // Room for a hand-encoded SubStateUpdate: two tags and two 64-bit varints.
 const UPDATE_MAX = 2 + 2 * 10;
 const scratch = Buffer.alloc(UPDATE_MAX);
-/** scratchViews[n] is scratch[0..n): the CRC of an n-byte payload without allocating. */
-const scratchViews = Array.from({ length: UPDATE_MAX + 1 }, (_, n) => scratch.subarray(0, n));
+
+const EMPTY = Buffer.alloc(0);
 
 export class TypedLog implements RecordSink {
   readonly file: AppendFile;
@@ -77,7 +78,7 @@ export class TypedLog implements RecordSink {
     const buf = f.room(RECORD_HEADER_SIZE + len);
     const pos = f.pos;
     buf.writeUInt32LE(field, pos);
-    buf.writeUInt32LE(recordCrc(field, scratchViews[len]!), pos + 4);
+    buf.writeUInt32LE(crcBytes(scratch, 0, len, recordCrc(field, EMPTY)), pos + 4);
     scratch.copy(buf, pos + RECORD_HEADER_SIZE, 0, len);
     f.commit(RECORD_HEADER_SIZE + len);
     this.added();

@@ -66,6 +66,8 @@ export class Slice {
   ) {
     this.dat = new AppendFile(join(dir, datName(num)), datSize, io);
     this.idx = new AppendFile(join(dir, idxName(num)), idxSize, io);
+    // Recovery checks every index record against the .dat and rebuilds what is off.
+    this.idx.syncOnFlush = false;
     if (datSize === 0) {
       this.dat.append(fileHeader());
       this.index = Buffer.allocUnsafe(64 * INDEX_RECORD_SIZE);

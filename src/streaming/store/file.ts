@@ -24,9 +24,10 @@
 //
 // Durability: records are copied into per-file buffers as they are stored and written
 // once per event-loop turn (file-io.ts). flush() resolves once everything stored
-// before it is written: with `sync` (--file_sync, the default) also fdatasync'ed, so
-// a PubAck survives a power loss; without it the OS has the bytes (a process crash
-// loses nothing acknowledged) and `autoSync` bounds what a power loss can take.
+// before it is written: with `sync` (--file_sync, the default) also fdatasync'ed
+// (.idx files excepted: recovery rebuilds them), so a PubAck survives a power loss;
+// without it the OS has the bytes (a process crash loses nothing acknowledged) and
+// `autoSync` bounds what a power loss can take.
 //
 // Recovery reads every file from start to end through a bounded window and checks
 // every CRC; the first unreadable record of a file either cuts the file there
