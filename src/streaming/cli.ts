@@ -36,7 +36,13 @@ export async function startStreamingForCli(
   if (!settings.enabled) return true;
   for (const w of settings.warnings) server.logger.warn(`STAN: ${w}`);
   try {
-    await startStreaming(server, monitor, settings.options);
+    const streaming = await startStreaming(server, monitor, settings.options);
+    // As the reference, a fault-tolerant server that must stop serving (lost store
+    // lock, another active server) exits, for its supervisor to start it again as a
+    // standby; its log says why.
+    streaming.onAbort = () => {
+      process.exit(1);
+    };
     return true;
   } catch (err) {
     server.logger.fatal(

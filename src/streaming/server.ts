@@ -108,6 +108,8 @@ export class StreamingServer {
   private readonly subs: BusSubscription[] = [];
   /** The fault-tolerance member (--ft_group), null when standalone. */
   ft: FtMember | null = null;
+  /** Called after abort() (the command exits; an embedding program decides). */
+  onAbort: ((reason: string) => void) | null = null;
   private started = false;
   private closing: Promise<void> | null = null;
 
@@ -192,6 +194,7 @@ export class StreamingServer {
         this.stopAcks(s);
       }
     }
+    this.onAbort?.(reason);
   }
 
   private createSqlStore(): Store {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
 import { freePort, startWirebus, type WirebusProcess } from '../helpers/process.js';
 import {
@@ -20,8 +21,11 @@ import {
   kill,
   sleep,
   subscribe,
+  withTimeout,
   type Stan,
 } from './stan.js';
+
+const pgClient = pg.Client;
 
 const skip = await skipWithoutPostgres();
 
@@ -196,6 +200,33 @@ describe('fault tolerance: kill -9 of the active server', () => {
     if (typeof pg === 'string') throw new Error(pg);
     const source = await pg.createDatabase();
     await failover(['-st', 'SQL', '--sql_driver', 'postgres', '--sql_source', source]);
+  });
+
+  it('an active server whose lock is taken stops serving and exits', { skip }, async () => {
+    const pg = await testPostgres();
+    if (typeof pg === 'string') throw new Error(pg);
+    const source = await pg.createDatabase();
+    const core = await startWirebus(await freePort());
+    procs.push(core);
+    const a = await ftServer(core.url, [
+      '-st',
+      'SQL',
+      '--sql_driver',
+      'postgres',
+      '--sql_source',
+      source,
+    ]);
+    await eventually(async () => (await ftStatus(a)) === 200, 'A active', 10_000);
+    const exited = new Promise<number | null>((resolve) => a.proc.child.once('exit', resolve));
+    const admin = new pgClient({ connectionString: source });
+    await admin.connect();
+    try {
+      await admin.query("UPDATE wb_lock SET owner = 'thief', updated_at = clock_timestamp()");
+    } finally {
+      await admin.end();
+    }
+    assert.equal(await withTimeout(exited, 'the exit', 5000), 1);
+    assert.match(a.proc.log(), /lost store lock.*aborting/);
   });
 
   it('FILE store: the standby takes over, nothing acknowledged is lost', async () => {
