@@ -91,3 +91,31 @@ it('sql store: strings and bytes of any kind survive a restart', { skip }, async
     await (reopened ?? store).close();
   }
 });
+
+it(
+  'sql store: old messages are read back from the database, with read-ahead',
+  { skip },
+  async () => {
+    const store = openAt(await newDatabase(), {});
+    try {
+      const { msgs } = store.createChannel('foo');
+      for (let seq = 1; seq <= 6000; seq++) msgs.store(msg('foo', seq));
+      await store.flush();
+      // The oldest ones left memory after the commit: these lookups are queries.
+      const first = msgs.lookup(1);
+      assert.ok(first instanceof Promise);
+      const concurrent = await Promise.all([first, msgs.lookup(2), msgs.lookup(700)]);
+      assert.deepEqual(
+        concurrent.map((m) => m?.sequence),
+        [1, 2, 700],
+      );
+      for (let seq = 1; seq <= 6000; seq++) {
+        const m = await msgs.lookup(seq);
+        assert.equal(m?.sequence, seq);
+        assert.equal(Buffer.from(m.encoded).includes(`payload-${seq}`), true);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+);

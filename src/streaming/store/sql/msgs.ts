@@ -15,8 +15,9 @@ import type { MsgStore, StoredMsg } from '../types.js';
 import { hex, int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
-/** Committed messages kept in memory per channel, newest first out of the cache. */
+/** Committed messages kept in memory per channel: at most this many, and bytes. */
 const RECENT_MAX = 4096;
+const RECENT_MAX_BYTES = 4 * 1024 * 1024;
 /** Sequences fetched by one read. */
 const READ_AHEAD = 512;
 /** Read-ahead cache entries per channel before it is cleared. */
@@ -55,6 +56,7 @@ export class SqlMsgStore implements MsgStore {
   private size = 0;
   private readonly index = new MsgIndex();
   private readonly recent = new Map<number, StoredMsg>();
+  private recentBytes = 0;
   private cache = new Map<number, StoredMsg>();
   private readonly reads = new Map<number, Promise<void>>();
   /** Rows not taken by a batch yet, column by column. */
@@ -119,6 +121,7 @@ export class SqlMsgStore implements MsgStore {
     this.rowSizes.push(len);
     this.rowHex.push(hex(msg.encoded));
     this.recent.set(seq, msg);
+    this.recentBytes += len;
     this.index.push(len, msg.timestamp);
     this.last = seq;
     this.total++;
@@ -151,6 +154,7 @@ export class SqlMsgStore implements MsgStore {
     this.size = 0;
     this.index.clear();
     this.recent.clear();
+    this.recentBytes = 0;
     this.cache.clear();
     this.clearRows();
     this.emptied = true;
@@ -226,10 +230,12 @@ export class SqlMsgStore implements MsgStore {
   /** The batch that wrote up to `upTo` committed: `recent` may shrink. */
   markCommitted(upTo: number): void {
     if (upTo > this.committed) this.committed = upTo;
-    if (this.recent.size <= RECENT_MAX) return;
-    for (const seq of this.recent.keys()) {
-      if (this.recent.size <= RECENT_MAX || seq > this.committed) break;
+    // Oldest first (a Map iterates in insertion order); never an uncommitted one.
+    for (const [seq, m] of this.recent) {
+      if (this.recent.size <= RECENT_MAX && this.recentBytes <= RECENT_MAX_BYTES) break;
+      if (seq > this.committed) break;
       this.recent.delete(seq);
+      this.recentBytes -= m.encoded.length;
     }
   }
 
@@ -283,7 +289,11 @@ export class SqlMsgStore implements MsgStore {
     this.size -= this.index.shift();
     this.first++;
     this.total--;
-    this.recent.delete(seq);
+    const m = this.recent.get(seq);
+    if (m !== undefined) {
+      this.recent.delete(seq);
+      this.recentBytes -= m.encoded.length;
+    }
     this.cache.delete(seq);
   }
 
