@@ -119,3 +119,34 @@ it(
     }
   },
 );
+
+it(
+  'sql store: a block partly dropped by limits comes back from its first kept message',
+  { skip },
+  async () => {
+    const url = await newDatabase();
+    const store = openAt(url, { limits: { maxMsgs: 10 } });
+    let reopened: Store | undefined;
+    try {
+      const { msgs } = store.createChannel('foo');
+      for (let seq = 1; seq <= 10; seq++) msgs.store(msg('foo', seq));
+      await store.flush();
+      for (let seq = 11; seq <= 13; seq++) msgs.store(msg('foo', seq));
+      await store.flush();
+      assert.equal(msgs.firstSequence, 4);
+      await store.close();
+      reopened = openAt(url, { limits: { maxMsgs: 10 } });
+      await reopened.recover();
+      const again = reopened.lookupChannel('foo')!.msgs;
+      assert.equal(again.firstSequence, 4);
+      assert.equal(again.lastSequence, 13);
+      assert.equal(again.count, 10);
+      assert.equal(await again.lookup(3), undefined);
+      assert.equal((await again.lookup(4))?.sequence, 4);
+      assert.equal((await again.lookup(13))?.sequence, 13);
+      assert.equal(again.bytes, msgs.bytes);
+    } finally {
+      await (reopened ?? store).close();
+    }
+  },
+);

@@ -2,9 +2,9 @@
 // watch, and its part of each batch.
 import { InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
-import type { ChannelStore, StoredMsg, StoreHooks } from '../types.js';
+import type { ChannelStore, StoreHooks } from '../types.js';
 import { int } from './literal.js';
-import { SqlMsgStore, type MsgChanges } from './msgs.js';
+import { SqlMsgStore, type MsgChanges, type StoredBlock } from './msgs.js';
 import { SqlSubStore, type SubChanges } from './subs.js';
 
 /** What a channel needs from its store. */
@@ -15,7 +15,7 @@ export interface SqlChannelContext {
   readonly changed: (channel: SqlChannel) => void;
   /** ... or will have in `ms` (delivery state waiting for acks). */
   readonly later: (ms: number) => void;
-  readonly fetch: (channelId: number, from: number, limit: number) => Promise<StoredMsg[]>;
+  readonly fetch: (channelId: number, from: number, to: number) => Promise<StoredBlock[]>;
 }
 
 /** Everything one channel adds to a batch. */
@@ -61,7 +61,7 @@ export class SqlChannel implements ChannelStore {
       warn: hooks.warn,
       onStored: touch,
       changed,
-      fetch: (from, limit) => ctx.fetch(id, from, limit),
+      fetch: (from, to) => ctx.fetch(id, from, to),
     });
     this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
       isClosed: ctx.isClosed,

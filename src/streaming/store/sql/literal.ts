@@ -52,9 +52,3 @@ export function bool(value: boolean): string {
 export function intArray(values: readonly (number | string)[], type: 'int' | 'bigint'): string {
   return `'{${values.join(',')}}'::${type}[]`;
 }
-
-/** An array literal of hex texts (decode(x, 'hex') gives the bytes). */
-export function hexArray(values: readonly string[]): string {
-  // An empty element must be quoted; hex digits need no quoting nor escaping.
-  return `'{${values.map((v) => (v === '' ? '""' : v)).join(',')}}'::text[]`;
-}

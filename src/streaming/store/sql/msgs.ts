@@ -1,18 +1,24 @@
 // The messages of one channel in the SQL store. Writes are synchronous and visible
-// at once: the row is queued for the next batch and the message kept in `recent`
-// (every message not yet committed, plus the newest committed ones: what live
-// subscribers read next). Older messages are read from the database with read-ahead
-// (one query for the next READ_AHEAD sequences), for subscribers catching up.
-// Limits work on the in-memory MsgIndex, as the memory store's do, and the dropped
-// rows are deleted in the next batch with one range delete.
-import Long from 'long';
+// at once: the message is kept in `recent` (every message not yet committed, plus
+// the newest committed ones: what live subscribers read next) and the next batch
+// writes what was stored since the last one as blocks: one wb_msg_blocks row holds
+// up to BLOCK_MAX consecutive messages (their bytes concatenated, with their sizes
+// and timestamps), so a batch of a thousand publishes is one row, not a thousand:
+// PostgreSQL's cost is per row far more than per byte.
+//
+// Older messages are read back a block at a time, with read-ahead, for subscribers
+// catching up. Limits work on the in-memory MsgIndex, as the memory store's do;
+// blocks entirely below first_seq are deleted in the next batch (a block partly
+// below it stays until its last message goes: the channel row's first_seq, written
+// in the same transaction, says where the channel starts).
+import type Long from 'long';
 import { MAX_SEQUENCE, millisToNanos, nowNanos } from '../../protocol/int64.js';
 import { StoreError } from '../errors.js';
 import type { ChannelLimits } from '../limits.js';
 import { droppingMsgsWarning } from '../log.js';
 import { startTimer } from '../timers.js';
 import type { MsgStore, StoredMsg } from '../types.js';
-import { hex, int, long } from './literal.js';
+import { int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
 /** Committed messages kept in memory per channel: at most this many, and bytes. */
@@ -20,6 +26,9 @@ const RECENT_MAX = 4096;
 const RECENT_MAX_BYTES = 4 * 1024 * 1024;
 /** Sequences fetched by one read. */
 const READ_AHEAD = 512;
+/** Messages and bytes in one block at most (bounds what a read fetches for one message). */
+export const BLOCK_MAX = 1024;
+const BLOCK_MAX_BYTES = 1024 * 1024;
 /** Read-ahead cache entries per channel before it is cleared. */
 const CACHE_MAX = 4 * READ_AHEAD;
 
@@ -32,18 +41,31 @@ export interface SqlMsgContext {
   readonly onStored: (() => void) | undefined;
   /** Something changed: the channel joins the next batch. */
   readonly changed: () => void;
-  /** Reads stored messages from `from` on, at most `limit`, in sequence order. */
-  readonly fetch: (from: number, limit: number) => Promise<StoredMsg[]>;
+  /** Reads the blocks holding sequences `from` to `to` (some at least), in order. */
+  readonly fetch: (from: number, to: number) => Promise<StoredBlock[]>;
+}
+
+/** A wb_msg_blocks row as read back: the timestamps come from the MsgIndex. */
+export interface StoredBlock {
+  readonly first: number;
+  readonly sizes: number[];
+  readonly data: Buffer;
+}
+
+/** Consecutive messages written as one wb_msg_blocks row. */
+export interface Block {
+  readonly first: number;
+  readonly last: number;
+  /** Timestamps as decimal texts (long()). */
+  readonly stamps: string[];
+  readonly sizes: number[];
+  readonly data: Buffer;
 }
 
 /** This channel's messages part of a batch. */
 export interface MsgChanges {
   readonly pre: string[];
-  /** Columns of the rows to insert into wb_messages (ts as decimal text, data as hex). */
-  readonly seqs: number[];
-  readonly stamps: string[];
-  readonly sizes: number[];
-  readonly hex: string[];
+  readonly blocks: Block[];
   readonly post: string[];
   /** The highest sequence the batch writes: committed once it commits. */
   readonly upTo: number;
@@ -59,11 +81,8 @@ export class SqlMsgStore implements MsgStore {
   private recentBytes = 0;
   private cache = new Map<number, StoredMsg>();
   private readonly reads = new Map<number, Promise<void>>();
-  /** Rows not taken by a batch yet, column by column. */
-  private rowSeqs: number[] = [];
-  private rowStamps: string[] = [];
-  private rowSizes: number[] = [];
-  private rowHex: string[] = [];
+  /** Messages after this one were not taken by a batch yet (they are all in `recent`). */
+  private taken = 0;
   /** first_seq as the batches taken so far leave it in the database. */
   private writtenFirst = 0;
   private emptied = false;
@@ -116,10 +135,6 @@ export class SqlMsgStore implements MsgStore {
       throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
     }
     const len = msg.encoded.length;
-    this.rowSeqs.push(seq);
-    this.rowStamps.push(long(msg.timestamp));
-    this.rowSizes.push(len);
-    this.rowHex.push(hex(msg.encoded));
     this.recent.set(seq, msg);
     this.recentBytes += len;
     this.index.push(len, msg.timestamp);
@@ -156,7 +171,7 @@ export class SqlMsgStore implements MsgStore {
     this.recent.clear();
     this.recentBytes = 0;
     this.cache.clear();
-    this.clearRows();
+    this.taken = 0;
     this.emptied = true;
     this.hitLimit = false;
     this.ctx.changed();
@@ -176,8 +191,9 @@ export class SqlMsgStore implements MsgStore {
     this.size += size;
   }
 
-  /** Recovery: the channel row's sequences, for a channel whose messages are all gone. */
+  /** Recovery: the channel row's sequences (authoritative), after restoreEntry. */
   restoreSequences(first: number, last: number): void {
+    this.taken = last;
     if (this.total === 0) {
       this.first = first;
       this.last = last;
@@ -195,36 +211,37 @@ export class SqlMsgStore implements MsgStore {
     const pre: string[] = [];
     const post: string[] = [];
     if (this.emptied) {
-      pre.push(`DELETE FROM wb_messages WHERE channel_id = ${id}`);
+      pre.push(`DELETE FROM wb_msg_blocks WHERE channel_id = ${id}`);
       this.emptied = false;
       this.writtenFirst = 0;
     }
-    // Rows already dropped by limits are not written at all.
-    let seqs = this.rowSeqs;
-    let stamps = this.rowStamps;
-    let sizes = this.rowSizes;
-    let hexes = this.rowHex;
-    if (seqs.length > 0 && seqs[0]! < this.first) {
-      let keep = seqs.findIndex((s) => s >= this.first);
-      if (keep < 0) keep = seqs.length;
-      seqs = seqs.slice(keep);
-      stamps = stamps.slice(keep);
-      sizes = sizes.slice(keep);
-      hexes = hexes.slice(keep);
+    const blocks: Block[] = [];
+    // Messages already dropped by limits are not written at all.
+    let seq = Math.max(this.taken + 1, this.first);
+    while (this.total > 0 && seq <= this.last) {
+      const first = seq;
+      const stamps: string[] = [];
+      const sizes: number[] = [];
+      const parts: Uint8Array[] = [];
+      let bytes = 0;
+      while (seq <= this.last && sizes.length < BLOCK_MAX && bytes < BLOCK_MAX_BYTES) {
+        const m = this.recent.get(seq)!;
+        stamps.push(long(m.timestamp));
+        sizes.push(m.encoded.length);
+        parts.push(m.encoded);
+        bytes += m.encoded.length;
+        seq++;
+      }
+      blocks.push({ first, last: seq - 1, stamps, sizes, data: Buffer.concat(parts, bytes) });
     }
+    this.taken = this.last;
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
-      post.push(`DELETE FROM wb_messages WHERE channel_id = ${id} AND seq < ${int(this.first)}`);
+      post.push(
+        `DELETE FROM wb_msg_blocks WHERE channel_id = ${id} AND last_seq < ${int(this.first)}`,
+      );
     }
     this.writtenFirst = this.first;
-    this.clearRows();
-    return { pre, seqs, stamps, sizes, hex: hexes, post, upTo: this.last };
-  }
-
-  private clearRows(): void {
-    this.rowSeqs = [];
-    this.rowStamps = [];
-    this.rowSizes = [];
-    this.rowHex = [];
+    return { pre, blocks, post, upTo: this.last };
   }
 
   /** The batch that wrote up to `upTo` committed: `recent` may shrink. */
@@ -247,10 +264,9 @@ export class SqlMsgStore implements MsgStore {
         return this.afterRead(sequence);
       }
     }
-    const limit = Math.min(READ_AHEAD, this.last - sequence + 1);
-    const pending = this.ctx.fetch(sequence, limit).then((msgs) => {
-      if (this.cache.size + msgs.length > CACHE_MAX) this.cache = new Map();
-      for (const m of msgs) this.cache.set(m.sequence, m);
+    const to = Math.min(sequence + READ_AHEAD - 1, this.last);
+    const pending = this.ctx.fetch(sequence, to).then((blocks) => {
+      this.cacheBlocks(blocks, sequence, to);
     });
     this.reads.set(sequence, pending);
     try {
@@ -259,6 +275,26 @@ export class SqlMsgStore implements MsgStore {
       this.reads.delete(sequence);
     }
     return this.afterRead(sequence);
+  }
+
+  // Only the wanted range is kept: a block may hold far more than READ_AHEAD.
+  private cacheBlocks(blocks: StoredBlock[], from: number, to: number): void {
+    if (this.cache.size + (to - from + 1) > CACHE_MAX) this.cache = new Map();
+    for (const b of blocks) {
+      let offset = 0;
+      for (let i = 0; i < b.sizes.length; i++) {
+        const seq = b.first + i;
+        const size = b.sizes[i]!;
+        if (seq >= from && seq <= to && seq >= this.first && seq <= this.last) {
+          this.cache.set(seq, {
+            sequence: seq,
+            timestamp: this.index.timestamp(seq - this.first),
+            encoded: b.data.subarray(offset, offset + size),
+          });
+        }
+        offset += size;
+      }
+    }
   }
 
   private afterRead(sequence: number): StoredMsg | undefined {
@@ -319,9 +355,4 @@ export class SqlMsgStore implements MsgStore {
     }
     if (dropped) this.ctx.changed();
   }
-}
-
-/** A wb_messages row as read back. */
-export function rowToMsg(seq: string, ts: string, data: Buffer): StoredMsg {
-  return { sequence: Number(seq), timestamp: Long.fromString(ts), encoded: data };
 }

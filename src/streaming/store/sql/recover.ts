@@ -6,8 +6,8 @@ import type pg from 'pg';
 import type { ClientRecord, ServerInfoRecord } from '../types.js';
 import type { SqlChannel } from './channel.js';
 
-/** Index rows read per query: bounded memory whatever a channel holds. */
-const PAGE = 50_000;
+/** Blocks read per query: bounded memory whatever a channel holds. */
+const PAGE = 1000;
 
 export interface SqlRecovered {
   readonly info: ServerInfoRecord | undefined;
@@ -69,7 +69,7 @@ export async function recoverSql(
   let maxChannelId = 0;
   for (const row of chRes.rows) {
     const ch = makeChannel(row.id, row.name);
-    await loadIndex(pool, ch);
+    await loadIndex(pool, ch, Number(row.first_seq));
     ch.msgs.restoreSequences(Number(row.first_seq), Number(row.last_seq));
     ch.subs.restoreMaxId(Number(row.max_sub_id));
     channels.push(ch);
@@ -110,21 +110,27 @@ export async function recoverSql(
   return { info, clients, channels, maxChannelId };
 }
 
-// Keyset pages over the primary key, as arrays (no object per row).
-async function loadIndex(pool: pg.Pool, ch: SqlChannel): Promise<void> {
-  let after = -1;
+// Keyset pages over the primary key: the blocks' sizes and timestamps, never their
+// data. Messages before the channel's first_seq (in a block partly dropped) are not
+// stored any more.
+async function loadIndex(pool: pg.Pool, ch: SqlChannel, firstSeq: number): Promise<void> {
+  let after = firstSeq - 1;
   for (;;) {
-    const res = await pool.query<[string, string, number]>({
+    const res = await pool.query<[string, string, string[], number[]]>({
       text:
-        'SELECT seq, ts, size FROM wb_messages WHERE channel_id = $1 AND seq > $2' +
-        ' ORDER BY seq LIMIT $3',
+        'SELECT first_seq, last_seq, ts, sizes FROM wb_msg_blocks' +
+        ' WHERE channel_id = $1 AND last_seq > $2 ORDER BY last_seq LIMIT $3',
       values: [ch.id, after, PAGE],
       rowMode: 'array',
     });
-    for (const [seq, ts, size] of res.rows) {
-      ch.msgs.restoreEntry(Number(seq), size, Long.fromString(ts));
+    for (const [first, , stamps, sizes] of res.rows) {
+      const base = Number(first);
+      for (let i = 0; i < sizes.length; i++) {
+        const seq = base + i;
+        if (seq >= firstSeq) ch.msgs.restoreEntry(seq, sizes[i]!, Long.fromString(stamps[i]!));
+      }
     }
     if (res.rows.length < PAGE) return;
-    after = Number(res.rows[res.rows.length - 1]![0]);
+    after = Number(res.rows[res.rows.length - 1]![1]);
   }
 }

@@ -34,15 +34,20 @@ const MIGRATIONS: readonly string[] = [
     last_seq bigint NOT NULL DEFAULT 0,
     max_sub_id bigint NOT NULL DEFAULT 0
   );
-  -- data is the marshaled MsgProto; size its length (the SQL byte accounting).
-  CREATE TABLE wb_messages (
+  -- Messages in blocks of consecutive sequences (see msgs.ts): data is their marshaled
+  -- MsgProtos end to end, sizes their lengths (the SQL byte accounting), ts their
+  -- timestamps. Blocks never overlap: last_seq identifies one. Stored as is, not
+  -- compressed (MsgProtos of small payloads hardly compress; the CPU is better spent).
+  CREATE TABLE wb_msg_blocks (
     channel_id integer NOT NULL,
-    seq bigint NOT NULL,
-    ts bigint NOT NULL,
-    size integer NOT NULL,
+    last_seq bigint NOT NULL,
+    first_seq bigint NOT NULL,
+    ts bigint[] NOT NULL,
+    sizes integer[] NOT NULL,
     data bytea NOT NULL,
-    PRIMARY KEY (channel_id, seq)
+    PRIMARY KEY (channel_id, last_seq)
   );
+  ALTER TABLE wb_msg_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
   CREATE TABLE wb_subs (
     channel_id integer NOT NULL,
     id bigint NOT NULL,

@@ -21,13 +21,12 @@ import type {
   RecoveredState,
   ServerInfoRecord,
   Store,
-  StoredMsg,
   StoreHooks,
 } from '../types.js';
 import { SqlChannel } from './channel.js';
-import { bytea, hexArray, int, intArray, text } from './literal.js';
+import { bytea, int, intArray, text } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
-import { rowToMsg } from './msgs.js';
+import type { StoredBlock } from './msgs.js';
 import { recoverSql } from './recover.js';
 import { migrate } from './schema.js';
 import { BatchWriter, type Sealed } from './writer.js';
@@ -194,7 +193,7 @@ export class SqlStore implements Store {
     this.channelMap.delete(name);
     const id = channel.id;
     this.ordered.push(
-      `DELETE FROM wb_messages WHERE channel_id = ${id}`,
+      `DELETE FROM wb_msg_blocks WHERE channel_id = ${id}`,
       `DELETE FROM wb_pending WHERE channel_id = ${id}`,
       `DELETE FROM wb_subs WHERE channel_id = ${id}`,
       `DELETE FROM wb_channels WHERE id = ${id}`,
@@ -254,7 +253,7 @@ export class SqlStore implements Store {
         later: (ms) => {
           this.kickLater(ms);
         },
-        fetch: (channelId, from, limit) => this.fetch(channelId, from, limit),
+        fetch: (channelId, from, to) => this.fetch(channelId, from, to),
       },
       this.hooks,
     );
@@ -278,13 +277,15 @@ export class SqlStore implements Store {
     this.laterTimer.unref();
   }
 
-  private async fetch(channelId: number, from: number, limit: number): Promise<StoredMsg[]> {
-    const res = await this.readPool.query<{ seq: string; ts: string; data: Buffer }>(
-      'SELECT seq, ts, data FROM wb_messages WHERE channel_id = $1 AND seq >= $2' +
-        ' ORDER BY seq LIMIT $3',
-      [channelId, from, limit],
+  // The block holding `from` is the first with last_seq >= from (blocks never overlap).
+  private async fetch(channelId: number, from: number, to: number): Promise<StoredBlock[]> {
+    const res = await this.readPool.query<{ first_seq: string; sizes: number[]; data: Buffer }>(
+      'SELECT first_seq, sizes, data FROM wb_msg_blocks' +
+        ' WHERE channel_id = $1 AND last_seq >= $2 AND first_seq <= $3' +
+        ' ORDER BY last_seq LIMIT 64',
+      [channelId, from, to],
     );
-    return res.rows.map((r) => rowToMsg(r.seq, r.ts, r.data));
+    return res.rows.map((r) => ({ first: Number(r.first_seq), sizes: r.sizes, data: r.data }));
   }
 
   private ensureReady(): Promise<void> {
@@ -352,26 +353,17 @@ export class SqlStore implements Store {
     }));
     this.changedChannels.clear();
     for (const { c } of changes) out.push(...c.subs.pre, ...c.msgs.pre);
-    const msgs = changes.map(({ c }) => c.msgs).filter((m) => m.seqs.length > 0);
-    if (msgs.length > 0) {
-      // One string constant per column: see intArray().
-      const ids = changes.flatMap(({ ch, c }) => c.msgs.seqs.map(() => ch.id));
+    const blocks = changes.flatMap(({ ch, c }) =>
+      c.msgs.blocks.map(
+        (b) =>
+          `(${ch.id},${int(b.last)},${int(b.first)},${intArray(b.stamps, 'bigint')},` +
+          `${intArray(b.sizes, 'int')},${bytea(b.data)})`,
+      ),
+    );
+    if (blocks.length > 0) {
       out.push(
-        'INSERT INTO wb_messages (channel_id, seq, ts, size, data)' +
-          " SELECT c, s, t, z, decode(d, 'hex') FROM unnest(" +
-          `${intArray(ids, 'int')}, ${intArray(
-            msgs.flatMap((m) => m.seqs),
-            'bigint',
-          )}, ` +
-          `${intArray(
-            msgs.flatMap((m) => m.stamps),
-            'bigint',
-          )}, ` +
-          `${intArray(
-            msgs.flatMap((m) => m.sizes),
-            'int',
-          )}, ` +
-          `${hexArray(msgs.flatMap((m) => m.hex))}) AS u(c, s, t, z, d) ON CONFLICT DO NOTHING`,
+        'INSERT INTO wb_msg_blocks (channel_id, last_seq, first_seq, ts, sizes, data)' +
+          ` VALUES ${blocks.join(',')} ON CONFLICT DO NOTHING`,
       );
     }
     for (const { c } of changes) out.push(...c.msgs.post);
