@@ -5,6 +5,7 @@
 // this server's interest for the routes, and the client URLs given in INFO. The
 // reference's server/route.go is the model; its log lines are kept.
 
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { ClientPermissions, CompiledPermissions } from '../auth/permissions.js';
 import { BcryptCache } from '../auth/bcrypt-cache.js';
@@ -31,7 +32,6 @@ import {
 } from './options.js';
 import { Route } from './route.js';
 import { RefCountedUrls, ownConnectUrls } from './urls.js';
-import { randomBytes } from 'node:crypto';
 
 /** Service import responses (src/auth/accounts.ts): `_R_.<token>` in the exporter. */
 const RESPONSES = '_R_.>';

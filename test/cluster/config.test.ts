@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { ConfigError, parseConfigText } from '../../src/config/conf.js';
 import { parseCommandLine, UsageError } from '../../src/config/flags.js';
 import { applyConfig } from '../../src/config/load.js';
+import { connect } from 'nats';
 import { resolveClusterSettings } from '../../src/cluster/config.js';
 import { freePort, startWirebus } from '../helpers/process.js';
 import { waitFor } from './helpers.js';
@@ -114,6 +115,46 @@ describe('cluster settings', () => {
 });
 
 describe('bin/wirebus in a cluster', () => {
+  it('rejoins a process killed with SIGKILL and started again', async () => {
+    const [p1, p2, c1, c2] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const args = (c: number, other: number): string[] => [
+      '--cluster',
+      `nats://127.0.0.1:${c}`,
+      '--cluster_name',
+      'kill',
+      '--routes',
+      `nats-route://127.0.0.1:${other}`,
+    ];
+    const a = await startWirebus(p1, args(c1, c2));
+    let b = await startWirebus(p2, args(c2, c1));
+    try {
+      const routes = (): number => a.log().split('Route connection created').length - 1;
+      await waitFor('the route', () => routes() >= 1, 8000);
+      const before = routes();
+      b.child.kill('SIGKILL');
+      await waitFor('the route gone', () => a.log().includes('Router connection closed'));
+      b = await startWirebus(p2, args(c2, c1));
+      await waitFor('the route again', () => routes() > before, 8000);
+      const na = await connect({ servers: a.url });
+      const nb = await connect({ servers: b.url });
+      const got: string[] = [];
+      nb.subscribe('after.kill', { callback: (_e, m) => got.push(m.string()) });
+      await nb.flush();
+      await waitFor(
+        'delivery through the new route',
+        () => {
+          na.publish('after.kill', 'x');
+          return got.length > 0;
+        },
+        5000,
+      );
+      await Promise.all([na.close(), nb.close()]);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+
   it('joins two processes given --cluster and --routes', async () => {
     const [p1, p2, c1, c2] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const a = await startWirebus(p1, [
