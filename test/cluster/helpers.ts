@@ -139,6 +139,8 @@ process.once('exit', () => {
 export async function startReference(
   routes: readonly string[] = [],
   extraArgs: readonly string[] = [],
+  /** Route credentials it requires (`--cluster nats://user:pass@...`). */
+  auth: { user: string; password: string } | null = null,
 ): Promise<ReferenceServer> {
   const port = await freePort();
   const clusterPort = await freePort();
@@ -151,7 +153,7 @@ export async function startReference(
     '-m',
     String(httpPort),
     '--cluster',
-    `nats://127.0.0.1:${clusterPort}`,
+    `nats://${auth === null ? '' : `${auth.user}:${auth.password}@`}127.0.0.1:${clusterPort}`,
     '--cluster_name',
     CLUSTER,
     ...(routes.length > 0 ? ['--routes', routes.join(',')] : []),

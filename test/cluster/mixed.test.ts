@@ -250,6 +250,36 @@ describe('a mixed cluster of wirebus and nats-server', { skip: missing ?? false 
   });
 });
 
+describe('route credentials in a mixed cluster', { skip: missing ?? false }, () => {
+  it('authenticates routes both ways', async () => {
+    const auth = { user: 'ruser', password: 'pw' };
+    const w = await startNode({ ...auth });
+    let ref: ReferenceServer | null = null;
+    let w2: Node | null = null;
+    try {
+      // The reference dials wirebus with credentials, then wirebus dials the reference.
+      ref = await startReference([`nats-route://ruser:pw@127.0.0.1:${w.cluster.port}`], [], auth);
+      await waitFor('the reference at wirebus', () => w.cluster.routes.size === 1, 8000);
+      w2 = await startNode({
+        ...auth,
+        routes: [`nats-route://ruser:pw@127.0.0.1:${ref.clusterPort}`],
+      });
+      await waitMesh([w, w2], 1, 8000);
+      assert.equal(await referenceRoutes(ref), 2);
+      // Without them, no route.
+      const bad = await startNode({
+        routes: [`nats-route://ruser:nope@127.0.0.1:${ref.clusterPort}`],
+      });
+      await sleep(500);
+      assert.equal(bad.cluster.routes.size, 0);
+      await bad.close();
+    } finally {
+      await closeAll([w, w2]);
+      await ref?.stop();
+    }
+  });
+});
+
 describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
   let dir = '';
   let ref: ReferenceServer;
