@@ -38,8 +38,8 @@ export const DEFAULT_FT_TIMING: FtTiming = { hbInterval: 1000, hbTimeout: 1250 }
 export interface FtHost {
   readonly serverId: string;
   readonly clusterId: string;
-  readonly bus: Bus;
-  readonly store: Store;
+  readonly bus: Pick<Bus, 'subscribe' | 'publish'>;
+  readonly store: Pick<Store, 'tryExclusiveLock'>;
   readonly logger: {
     info(m: string): void;
     error(m: string): void;
