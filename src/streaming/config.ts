@@ -13,6 +13,7 @@ import {
 import { DurationError, parseGoDuration } from '../config/duration.js';
 import { registerFlag, UsageError, type CommandLine } from '../config/flags.js';
 import { expectDuration, registerConfigKeys, type LoadedConfig } from '../config/load.js';
+import { fileFlagNames, fileOptionsFromFlags, readFileOptions } from './config-file.js';
 import type { StreamingOptions, StoreKind } from './options.js';
 import type { ChannelLimitsOverride, StoreLimitsConfig } from './store/limits.js';
 
@@ -124,7 +125,9 @@ function storeKind(v: string, fail: (msg: string) => never): StoreKind {
 
 /** True when the command line has any streaming flag. */
 export function hasStreamingFlags(cl: CommandLine): boolean {
-  for (const name of cl.extra.keys()) if (streamingFlagNames.has(name)) return true;
+  for (const name of cl.extra.keys()) {
+    if (streamingFlagNames.has(name) || fileFlagNames.has(name)) return true;
+  }
   return false;
 }
 
@@ -209,6 +212,8 @@ function fromFlags(cl: CommandLine): {
         break;
     }
   }
+  const file = fileOptionsFromFlags(cl);
+  if (Object.keys(file).length > 0) o.fileOptions = file;
   return { options: o, limits };
 }
 
@@ -374,6 +379,13 @@ const readers: [string[], Reader][] = [
   ],
   [['ft_group', 'ft_group_name'], (v, k, o) => (o.ftGroup = str(v, k))],
   [
+    ['file_options', 'file'],
+    (v, k, o, _l, w) => {
+      if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
+      o.fileOptions = { ...o.fileOptions, ...readFileOptions(v, w) };
+    },
+  ],
+  [
     ['sql_options', 'sql'],
     (v, k, o, _l, w) => {
       if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
@@ -384,8 +396,6 @@ const readers: [string[], Reader][] = [
 
 /** Keys of the reference that wirebus accepts and ignores (with a warning). */
 const ignored = new Set([
-  'file_options',
-  'file',
   'partitioning',
   'syslog_name',
   'username',
@@ -468,6 +478,10 @@ export function resolveStreamingSettings(
   const flags = fromFlags(cl);
   const limits: StoreLimitsConfig = { ...fileLimits, ...flags.limits };
   const options: Partial<StreamingOptions> = { ...fileOptions, ...flags.options, limits };
+  // FILE store options: the flags win field by field over file_options.
+  if (fileOptions.fileOptions !== undefined || flags.options.fileOptions !== undefined) {
+    options.fileOptions = { ...fileOptions.fileOptions, ...flags.options.fileOptions };
+  }
   return { enabled: section || hasStreamingFlags(cl), options, warnings };
 }
 

@@ -63,22 +63,38 @@ function send(sub: Sub, seq: number, msg: StoredMsg | undefined, now: number): v
 export function redeliverAll(s: StreamingServer, sub: Sub): void {
   const seqs = sub.pendingSorted();
   if (seqs.length === 0) return;
-  const now = Date.now();
-  for (const seq of seqs) {
-    const found = sub.channel.store.msgs.lookup(seq);
-    if (found instanceof Promise) {
-      found.then(
-        (m) => {
-          if (m === undefined) sub.forget(seq);
-          else if (!sub.offline) sub.resend(seq, m, Date.now());
-        },
-        (err: unknown) => {
-          s.logger.error(`STAN: Unable to redeliver message ${seq}: ${String(err)}`);
-        },
-      );
-      continue;
-    }
-    if (found === undefined) sub.forget(seq);
-    else sub.resend(seq, found, now);
+  const msgs = sub.channel.store.msgs;
+  const found = seqs.map((seq) => msgs.lookup(seq));
+  if (!found.some((f) => f instanceof Promise)) {
+    const now = Date.now();
+    seqs.forEach((seq, i) => {
+      resendOrForget(sub, seq, found[i] as StoredMsg | undefined, now);
+    });
+    return;
   }
+  // The store reads some of them from disk (FILE, SQL after a restart): new messages
+  // wait until all of these went out, in sequence order (the reference's newOnHold);
+  // `fetching` holds sendAvailable/sendGroup back meanwhile.
+  sub.fetching = true;
+  Promise.all(found.map(async (f) => f)).then(
+    (all) => {
+      sub.fetching = false;
+      if (sub.offline) return;
+      const now = Date.now();
+      seqs.forEach((seq, i) => {
+        resendOrForget(sub, seq, all[i], now);
+      });
+      if (sub.group !== null) sub.channel.sendGroup(sub.group);
+      else sub.channel.sendAvailable(sub);
+    },
+    (err: unknown) => {
+      sub.fetching = false;
+      s.logger.error(`STAN: Unable to redeliver messages: ${String(err)}`);
+    },
+  );
+}
+
+function resendOrForget(sub: Sub, seq: number, m: StoredMsg | undefined, now: number): void {
+  if (m === undefined) sub.forget(seq);
+  else sub.resend(seq, m, now);
 }

@@ -91,7 +91,8 @@ describe('streaming settings', () => {
       'foo.*': { maxMsgs: -1 },
       bar: { maxSubscriptions: 4 },
     });
-    assert.equal(s.warnings.length, 1);
+    assert.deepEqual(s.options.fileOptions, { bufferSize: 2 * 1024 * 1024 });
+    assert.equal(s.warnings.length, 0);
     assert.throws(
       () =>
         resolveStreamingSettings(
