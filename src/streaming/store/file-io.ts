@@ -16,6 +16,8 @@ import { FileStoreError } from './file-record.js';
 const CREATE_FLAGS = constants.O_RDWR | constants.O_CREAT;
 const OPEN_FLAGS = constants.O_RDWR;
 const MIN_CHUNK = 16 * 1024;
+// Written chunks kept per size for reuse.
+const FREE_CHUNKS = 4;
 
 interface PoolEntry {
   readonly handle: Promise<FileHandle>;
@@ -164,7 +166,7 @@ export class AppendFile extends StoreFile {
       // Chunks grow while a turn fills them, up to buffer_size.
       const size = Math.max(n, this.nextChunk);
       this.nextChunk = Math.min(this.nextChunk * 2, Math.max(MIN_CHUNK, this.io.bufferSize));
-      this.chunk = Buffer.allocUnsafe(size);
+      this.chunk = this.io.chunk(size);
       this.chunkFrom = 0;
       this.chunkPos = 0;
     }
@@ -202,6 +204,13 @@ export class AppendFile extends StoreFile {
     this.queued = [];
     if (out.length === 0) this.nextChunk = MIN_CHUNK;
     return out;
+  }
+
+  /** True while `b` (a written view) shares memory with bytes not written yet. */
+  holds(b: Buffer): boolean {
+    if (b.buffer === this.chunk.buffer) return true;
+    for (const q of this.queued) if (q.buffer === b.buffer) return true;
+    return false;
   }
 
   /** Forgets what was appended and not written; the file ends at `size` from now on. */
@@ -248,6 +257,8 @@ export class IoScheduler {
   private written = 0;
   private synced = 0;
   private allSynced = 0;
+  /** Written chunks for reuse, by size: far fewer large allocations for the GC. */
+  private readonly freeChunks = new Map<number, Buffer[]>();
   private scheduled = false;
   private active = false;
   private running: Promise<void> | undefined;
@@ -280,6 +291,23 @@ export class IoScheduler {
   /** A directory whose entries changed: synced with the next synced round. */
   dirChanged(dir: string): void {
     this.dirsToSync.add(dir);
+  }
+
+  /** A buffer of `size` bytes for appends (a written one when there is one). */
+  chunk(size: number): Buffer {
+    return this.freeChunks.get(size)?.pop() ?? Buffer.allocUnsafe(size);
+  }
+
+  /** `b` was written: its chunk can be reused unless it still holds unwritten bytes. */
+  private recycle(file: AppendFile, bufs: readonly Buffer[]): void {
+    for (const b of bufs) {
+      const size = b.buffer.byteLength;
+      if (size < MIN_CHUNK || size > this.bufferSize || (size & (size - 1)) !== 0) continue;
+      if (file.holds(b)) continue;
+      let free = this.freeChunks.get(size);
+      if (free === undefined) this.freeChunks.set(size, (free = []));
+      if (free.length < FREE_CHUNKS) free.push(Buffer.from(b.buffer, 0, size));
+    }
   }
 
   /** Resolves once every earlier append is written (and synced if `sync`). */
@@ -401,6 +429,7 @@ export class IoScheduler {
     );
     // `written` only moves forward: a reset during the write set it past these bytes.
     if (file.written === at) file.written = at + total;
+    this.recycle(file, bufs);
     if (file.dsync) return;
     file.unsynced = true;
     this.unsynced.add(file);

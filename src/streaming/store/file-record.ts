@@ -92,9 +92,6 @@ export function recordCrc(sizeField: number, payload: Uint8Array): number {
   return crcBytes(payload, 0, payload.length, crcU32(sizeField >>> 0));
 }
 
-// Scratch space for index records: no allocation per record.
-const scratch = Buffer.alloc(INDEX_RECORD_SIZE);
-
 /** Writes a framed record at `pos` of `out` (room checked by the caller); returns the end. */
 export function putRecord(
   out: Buffer,
@@ -141,13 +138,12 @@ export function putIndexRecord(
   tsHigh: number,
   size: number,
 ): void {
-  putU64(scratch, 0, seq);
-  putU64(scratch, 8, offset);
-  scratch.writeInt32LE(tsLow | 0, 16);
-  scratch.writeInt32LE(tsHigh | 0, 20);
-  scratch.writeUInt32LE(size, 24);
-  scratch.writeUInt32LE(crcBytes(scratch, 0, 28), 28);
-  scratch.copy(out, pos);
+  putU64(out, pos, seq);
+  putU64(out, pos + 8, offset);
+  out.writeInt32LE(tsLow | 0, pos + 16);
+  out.writeInt32LE(tsHigh | 0, pos + 20);
+  out.writeUInt32LE(size, pos + 24);
+  out.writeUInt32LE(crcBytes(out, pos, pos + 28), pos + 28);
 }
 
 /** True if the 32 bytes at `pos` hold an index record with a matching CRC. */
