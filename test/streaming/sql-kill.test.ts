@@ -71,19 +71,20 @@ describe('a lone SQL-backed server killed with kill -9', { skip }, () => {
     await sleep(500);
     // 10 in flight at once from here on, killed in the middle.
     let next = 200;
-    let killed = false;
+    const run = { killed: false };
     const worker = async (): Promise<void> => {
-      while (next < 400) {
+      // Publishing to a dead server only times out: stop once it is killed.
+      while (next < 400 && !run.killed) {
         const p = `order-${++next}`;
         if (await publishAcked(pub, p)) acked.push(p);
-        if (acked.length >= 300 && !killed) {
-          killed = true;
+        if (acked.length >= 300 && !run.killed) {
+          run.killed = true;
           first.child.kill('SIGKILL');
         }
       }
     };
     await Promise.all(Array.from({ length: 10 }, worker));
-    assert.equal(killed, true);
+    assert.equal(run.killed, true);
     kill(pub);
     kill(consumer);
 
