@@ -497,10 +497,17 @@ export class StreamingServer {
     // A publish during this batch's flush must mark its channel for the next batch:
     // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
     for (const ch of dirty) ch.dirty = false;
+    // Asked now, so that it covers what this batch stored and no more: asked after the
+    // previous batch, it would wait for whatever was stored meanwhile too (with FILE,
+    // one more round per batch). PubAcks still go out in order, after `previous`.
+    const durable = this.store.flush().then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
     const run = previous
-      .then(() => this.store.flush())
-      .then(
-        () => {
+      .then(() => durable)
+      .then((failure) => {
+        if (failure === null) {
           for (let i = 0; i < dirty.length; i++) {
             const ch = dirty[i]!;
             if (upTo[i]! > ch.deliverable) ch.deliverable = upTo[i]!;
@@ -508,14 +515,14 @@ export class StreamingServer {
             else ch.dirty = false;
           }
           this.sendAcks(replies, guids, errors, null);
-        },
-        (err: unknown) => {
-          // The writes of this batch may be lost: no PubAck may say otherwise.
-          this.logger.error(`STAN: Error flushing the store: ${String(err)}`);
-          for (const ch of dirty) ch.dirty = false;
-          this.sendAcks(replies, guids, errors, `stan: store flush failed: ${String(err)}`);
-        },
-      );
+          return;
+        }
+        // The writes of this batch may be lost: no PubAck may say otherwise.
+        const why = String(failure.err);
+        this.logger.error(`STAN: Error flushing the store: ${why}`);
+        for (const ch of dirty) ch.dirty = false;
+        this.sendAcks(replies, guids, errors, `stan: store flush failed: ${why}`);
+      });
     this.batchRunning = run;
     void run.then(() => {
       if (this.batchRunning === run) this.batchRunning = null;
