@@ -12,7 +12,8 @@
 
 import type { Account } from '../server/account.js';
 import type { PublishedMessage } from '../server/message.js';
-import { putBytes, putInt, ZERO_COPY_MIN } from '../server/outbound.js';
+import { finishMessage } from '../server/delivery.js';
+import { putBytes, ZERO_COPY_MIN } from '../server/outbound.js';
 import type { Route } from './route.js';
 
 interface Mark {
@@ -29,8 +30,6 @@ const G = 0x47;
 const SP = 0x20;
 const PLUS = 0x2b;
 const BAR = 0x7c;
-const CR = 0x0d;
-const LF = 0x0a;
 
 export class Fanout {
   /** Marks of the messages being routed, innermost last; entries are reused. */
@@ -126,6 +125,7 @@ function writeRouted(route: Route, account: Buffer, m: PublishedMessage, queues:
   out.reserve(byRef ? lineLen : lineLen + payLen + 2);
   const b = out.buf;
   let p = out.pos;
+  const lineStart = p;
   if (withHeaders) {
     b[p++] = H;
   } else {
@@ -157,34 +157,5 @@ function writeRouted(route: Route, account: Buffer, m: PublishedMessage, queues:
     p = putBytes(b, p, argBuf, m.replyStart, m.replyEnd);
     b[p++] = SP;
   }
-  if (withHeaders) {
-    p = putBytes(b, p, argBuf, m.hdrStart, m.hdrEnd);
-    b[p++] = SP;
-    p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
-  } else if (hdr >= 0) {
-    p = putInt(b, p, payLen);
-  } else {
-    p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
-  }
-  b[p++] = CR;
-  b[p++] = LF;
-  if (byRef) {
-    out.pos = p;
-    out.appendRef(m.payload.subarray(payStart, payEnd));
-    out.reserve(2);
-    p = out.pos;
-    out.buf[p++] = CR;
-    out.buf[p++] = LF;
-  } else {
-    p = putBytes(b, p, m.payload, payStart, payEnd);
-    b[p++] = CR;
-    b[p++] = LF;
-  }
-  out.pos = p;
-  c.outMsgs++;
-  c.outBytes += size;
-  const server = c.server;
-  server.outMsgs++;
-  server.outBytes += size;
-  c.queued();
+  finishMessage(c, lineStart, p, m, withHeaders, payStart, byRef, size);
 }

@@ -72,12 +72,36 @@ function writeMsg(c: Client, sub: Subscription, m: PublishedMessage): void {
     p = putBytes(b, p, argBuf, m.replyStart, m.replyEnd);
     b[p++] = SP;
   }
+  finishMessage(c, lineStart, p, m, withHeaders, payStart, byRef, m.size);
+}
+
+/**
+ * The tail shared by MSG, HMSG and RMSG lines: the size fields, CRLF, the payload
+ * (copied, or by reference when byRef), CRLF; then the delivery is counted and
+ * the flush scheduled. The caller reserved room for all of it (the payload only
+ * when copied) and wrote the line up to the sizes, from lineStart to p.
+ */
+export function finishMessage(
+  c: Client,
+  lineStart: number,
+  p: number,
+  m: PublishedMessage,
+  withHeaders: boolean,
+  payStart: number,
+  byRef: boolean,
+  size: number,
+): void {
+  const out = c.out;
+  const b = out.buf;
+  const argBuf = m.argBuf;
+  const payEnd = m.payloadEnd;
   if (withHeaders) {
     p = putBytes(b, p, argBuf, m.hdrStart, m.hdrEnd);
     b[p++] = SP;
     p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
-  } else if (hdr >= 0) {
-    p = putInt(b, p, payLen);
+  } else if (m.hdr >= 0) {
+    // Headers cut off for a peer without headers support: the payload's own size.
+    p = putInt(b, p, payEnd - payStart);
   } else {
     p = putBytes(b, p, argBuf, m.sizeStart, m.sizeEnd);
   }
@@ -99,10 +123,10 @@ function writeMsg(c: Client, sub: Subscription, m: PublishedMessage): void {
   }
   out.pos = p;
   c.outMsgs++;
-  c.outBytes += m.size;
+  c.outBytes += size;
   const server = c.server;
   server.outMsgs++;
-  server.outBytes += m.size;
+  server.outBytes += size;
   c.queued();
 }
 
@@ -124,7 +148,7 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): void {
   sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
 }
 
-/** `->> [MSG subject sid reply size]`, the line as written, as the reference traces it. */
+/** `->> [MSG subject sid reply size]` (or RMSG), the line as written, as the reference traces it. */
 function traceOut(c: Client, b: Buffer, start: number, end: number): void {
   c.server.logger.trace(`${c.label()} - ->> [${b.toString('latin1', start, end)}]`);
 }
