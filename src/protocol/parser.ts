@@ -336,11 +336,11 @@ export class Parser {
           this.state = S.OP_START;
           switch (state) {
             case S.PUB_ARG:
-              if (!this.pubArgs(argBuf, start, end)) return;
+              if (!this.msgArgs(argBuf, start, end, false)) return;
               i = this.beginPayload(buf, i, len);
               continue;
             case S.HPUB_ARG:
-              if (!this.hpubArgs(argBuf, start, end)) return;
+              if (!this.msgArgs(argBuf, start, end, true)) return;
               i = this.beginPayload(buf, i, len);
               continue;
             case S.HMSG_ARG:
@@ -697,31 +697,47 @@ export class Parser {
     return len;
   }
 
-  private pubArgs(buf: Buffer, start: number, end: number): boolean {
+  /**
+   * PUB (`subject [reply] size`) or HPUB (`subject [reply] hdr size`) arguments: the
+   * last field is the total size, HPUB's header size comes before it, and a field
+   * between those and the subject is the reply subject.
+   */
+  private msgArgs(buf: Buffer, start: number, end: number, withHeaders: boolean): boolean {
+    if (withHeaders && !this.headers) {
+      this.fail(ParseFailure.headersNotSupported);
+      return false;
+    }
     this.split(buf, start, end, false);
     const fs = this.fieldStart;
     const fe = this.fieldEnd;
-    switch (this.fieldCount) {
-      case 2:
-        this.replyStart = -1;
-        this.replyEnd = -1;
-        this.sizeStart = fs[1]!;
-        this.sizeEnd = fe[1]!;
-        break;
-      case 3:
-        this.replyStart = fs[1]!;
-        this.replyEnd = fe[1]!;
-        this.sizeStart = fs[2]!;
-        this.sizeEnd = fe[2]!;
-        break;
-      default:
-        this.fail(ParseFailure.badArguments);
-        return false;
+    const n = this.fieldCount;
+    const sizeFields = withHeaders ? 2 : 1;
+    if (n !== sizeFields + 1 && n !== sizeFields + 2) {
+      this.fail(ParseFailure.badArguments);
+      return false;
     }
     this.subjectStart = fs[0]!;
     this.subjectEnd = fe[0]!;
-    this.hdr = -1;
+    if (n === sizeFields + 2) {
+      this.replyStart = fs[1]!;
+      this.replyEnd = fe[1]!;
+    } else {
+      this.replyStart = -1;
+      this.replyEnd = -1;
+    }
+    this.sizeStart = fs[n - 1]!;
+    this.sizeEnd = fe[n - 1]!;
     const size = parseSize(buf, this.sizeStart, this.sizeEnd);
+    let hdr = -1;
+    if (withHeaders) {
+      this.hdrStart = fs[n - 2]!;
+      this.hdrEnd = fe[n - 2]!;
+      hdr = parseSize(buf, this.hdrStart, this.hdrEnd);
+      if (hdr < 0 || hdr > size) {
+        this.fail(ParseFailure.badArguments);
+        return false;
+      }
+    }
     if (size < 0) {
       this.fail(ParseFailure.badArguments);
       return false;
@@ -730,53 +746,8 @@ export class Parser {
       this.fail(ParseFailure.maxPayload);
       return false;
     }
-    this.size = size;
-    return true;
-  }
-
-  private hpubArgs(buf: Buffer, start: number, end: number): boolean {
-    if (!this.headers) {
-      this.fail(ParseFailure.headersNotSupported);
-      return false;
-    }
-    this.split(buf, start, end, false);
-    const fs = this.fieldStart;
-    const fe = this.fieldEnd;
-    switch (this.fieldCount) {
-      case 3:
-        this.replyStart = -1;
-        this.replyEnd = -1;
-        this.hdrStart = fs[1]!;
-        this.hdrEnd = fe[1]!;
-        this.sizeStart = fs[2]!;
-        this.sizeEnd = fe[2]!;
-        break;
-      case 4:
-        this.replyStart = fs[1]!;
-        this.replyEnd = fe[1]!;
-        this.hdrStart = fs[2]!;
-        this.hdrEnd = fe[2]!;
-        this.sizeStart = fs[3]!;
-        this.sizeEnd = fe[3]!;
-        break;
-      default:
-        this.fail(ParseFailure.badArguments);
-        return false;
-    }
-    this.subjectStart = fs[0]!;
-    this.subjectEnd = fe[0]!;
-    const hdr = parseSize(buf, this.hdrStart, this.hdrEnd);
-    const size = parseSize(buf, this.sizeStart, this.sizeEnd);
-    if (hdr < 0 || size < 0 || hdr > size) {
-      this.fail(ParseFailure.badArguments);
-      return false;
-    }
-    if (size > this.maxPayload) {
-      this.fail(ParseFailure.maxPayload);
-      return false;
-    }
     // A header block of size 0 is delivered as a plain MSG, as the reference does.
-    this.hdr = hdr === 0 ? -1 : hdr;
+    this.hdr = hdr > 0 ? hdr : -1;
     this.size = size;
     return true;
   }
