@@ -1,6 +1,7 @@
 // Streaming end-to-end benchmark: bin/wirebus --streaming in a child process, once
-// per store type in STORES (default MEMORY,FILE,SQL; a store that cannot run here is
-// reported and skipped), and a lean streaming client here (nats v2 + the protobuf
+// per store type in STORES (default MEMORY,FILE,FILE_NOSYNC,SQL: FILE fsyncs before
+// each PubAck, FILE_NOSYNC is --file_sync=false; a store that cannot run here is
+// reported and skipped; the best run of each is compared with MEMORY's at the end), and a lean streaming client here (nats v2 + the protobuf
 // codecs, so the figures are the server's rather than node-nats-streaming's):
 //   pub      async publishes of 128-byte messages with at most WINDOW awaiting
 //            their PubAck, timed from the first publish to the last PubAck;
@@ -37,6 +38,14 @@ import { startPostgres } from '../test/helpers/postgres.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '100000');
+/** Best msgs/s of each store, per scenario, for the comparison at the end. */
+const best = new Map<string, { pub: number; pubsub: number }>();
+
+function record(store: string, scenario: 'pub' | 'pubsub', rate: number): void {
+  const b = best.get(store) ?? { pub: 0, pubsub: 0 };
+  b[scenario] = Math.max(b[scenario], rate);
+  best.set(store, b);
+}
 const DURATION_MS = Number(process.env.DURATION_S ?? '10') * 1000;
 const SIZE = 128;
 const WINDOW = 16384;
@@ -162,6 +171,7 @@ async function run(store: string, storeArgs: string[]): Promise<void> {
     for (let round = 1; round <= 2; round++) {
       const pub = await stanConnect(url, `bench-pub-${round}`);
       const r = await publishAll(pub, `bench.pub.${round}`, N);
+      record(store, 'pub', (r.acked * 1000) / r.ms);
       console.log(
         `stan pub     ${store.padEnd(6)} run ${round}: ${formatRate((r.acked * 1000) / r.ms)} msgs/s (${r.acked} msgs, ${SIZE} B, ${(r.ms / 1000).toFixed(2)} s)`,
       );
@@ -207,6 +217,7 @@ async function run(store: string, storeArgs: string[]): Promise<void> {
       if (received < p.acked)
         await Promise.race([allIn, new Promise((r2) => setTimeout(r2, 10_000))]);
       const ms = Math.max(last, start + p.ms) - start;
+      record(store, 'pubsub', (received * 1000) / ms);
       console.log(
         `stan pubsub  ${store.padEnd(6)} run ${round}: ${formatRate((received * 1000) / ms)} msgs/s (${received}/${p.acked} delivered and acked, ${(ms / 1000).toFixed(2)} s)`,
       );
@@ -223,10 +234,12 @@ async function storeArgs(store: string): Promise<{ args: string[]; done: () => v
   switch (store) {
     case 'MEMORY':
       return { args: [], done: () => undefined };
-    case 'FILE': {
+    case 'FILE':
+    case 'FILE_NOSYNC': {
       const dir = mkdtempSync(join(tmpdir(), 'wirebus-bench-'));
+      const sync = store === 'FILE' ? [] : ['--file_sync=false'];
       return {
-        args: ['-st', 'FILE', '--dir', dir],
+        args: ['-st', 'FILE', '--dir', dir, ...sync],
         done: () => rmSync(dir, { recursive: true, force: true }),
       };
     }
@@ -245,7 +258,7 @@ async function storeArgs(store: string): Promise<{ args: string[]; done: () => v
   }
 }
 
-for (const store of (process.env.STORES ?? 'MEMORY,FILE,SQL').split(',')) {
+for (const store of (process.env.STORES ?? 'MEMORY,FILE,FILE_NOSYNC,SQL').split(',')) {
   let setup: { args: string[]; done: () => void } | undefined;
   try {
     setup = await storeArgs(store);
@@ -255,6 +268,15 @@ for (const store of (process.env.STORES ?? 'MEMORY,FILE,SQL').split(',')) {
     console.log(`stan ${store}: skipped (${why.join(' ').trim()})`);
   } finally {
     setup?.done();
+  }
+}
+const memory = best.get('MEMORY');
+if (memory !== undefined) {
+  for (const [store, b] of best) {
+    if (store === 'MEMORY') continue;
+    console.log(
+      `stan ${store} / MEMORY (best runs): pub ${(b.pub / memory.pub).toFixed(2)}, pubsub ${(b.pubsub / memory.pubsub).toFixed(2)}`,
+    );
   }
 }
 process.exit(0);
