@@ -29,7 +29,7 @@ import {
 after(cleanupDirs);
 
 const CHILD = fileURLToPath(new URL('./file-server-child.js', import.meta.url));
-const ROUNDS = 8;
+const ROUNDS = 12;
 const WINDOW = 256;
 const MAX_INFLIGHT = 128;
 const CHANNEL = 'kill.test';

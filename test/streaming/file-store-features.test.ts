@@ -4,7 +4,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Long } from '../../src/streaming/protocol/index.js';
@@ -273,6 +273,19 @@ describe('file store: subscriptions, clients, files', () => {
     got.forEach((m, i) => {
       assertSameMsg(m, stored[i]!);
     });
+    await store.close();
+  });
+
+  it('a write error fails flush() and every later store: nothing is acknowledged that is not on disk', async () => {
+    const dir = await tempDir();
+    const store = await open(dir);
+    const { msgs } = store.createChannel('foo');
+    // The directory goes away behind the store's back: its first write fails.
+    await rm(join(dir, 'channels', 'foo'), { recursive: true });
+    msgs.store(msg('foo', 1));
+    await assert.rejects(store.flush(), /file store: write failed, store stopped: .*ENOENT/);
+    assert.throws(() => msgs.store(msg('foo', 2)), /write failed/);
+    await assert.rejects(store.flush(), /write failed/);
     await store.close();
   });
 

@@ -110,6 +110,8 @@ export class FileMsgStore implements MsgStore {
 
   store(msg: StoredMsg): boolean {
     if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+    // After a write error nothing is durable any more: refuse rather than pile up.
+    if (this.ctx.io.failure !== undefined) throw this.ctx.io.failure;
     const seq = msg.sequence;
     if (seq <= this.last) return false;
     if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {

@@ -54,8 +54,10 @@ export async function checkVersion(dir: string): Promise<void> {
         path,
       );
     }
-    await mkdir(join(dir, CHANNELS_DIR), { recursive: true });
+    // VERSION first: a crash right after it leaves a store that opens, never a
+    // directory that looks like somebody else's.
     await replaceFile(path, [Buffer.from(`wirebus-file-store ${FORMAT_VERSION}\n`)]);
+    await mkdir(join(dir, CHANNELS_DIR), { recursive: true });
     return;
   }
   const m = VERSION_TEXT.exec(text);
