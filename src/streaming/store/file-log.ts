@@ -13,6 +13,7 @@ import {
   checkFileHeader,
   fileHeader,
   putRecord,
+  copySmall,
   crcBytes,
   putVarint,
   recordCrc,
@@ -79,7 +80,7 @@ export class TypedLog implements RecordSink {
     const pos = f.pos;
     buf.writeUInt32LE(field, pos);
     buf.writeUInt32LE(crcBytes(scratch, 0, len, recordCrc(field, EMPTY)), pos + 4);
-    scratch.copy(buf, pos + RECORD_HEADER_SIZE, 0, len);
+    copySmall(scratch, 0, buf, pos + RECORD_HEADER_SIZE, len);
     f.commit(RECORD_HEADER_SIZE + len);
     this.added();
   }

@@ -158,6 +158,14 @@ export const IDX_TS_LOW = 16;
 export const IDX_TS_HIGH = 20;
 export const IDX_SIZE = 24;
 
+/**
+ * Copies src[from..from+n) to dst[at..]: for the few bytes of an index record or a
+ * subscription update, a loop beats Buffer#copy and its argument checks.
+ */
+export function copySmall(src: Buffer, from: number, dst: Buffer, at: number, n: number): void {
+  for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+}
+
 /** Appends a varint (a safe non-negative integer) at `pos`; returns the end. */
 export function putVarint(out: Buffer, pos: number, value: number): number {
   let v = value;

@@ -15,6 +15,7 @@ import {
   INDEX_RECORD_SIZE,
   MSG_OVERHEAD,
   RECORD_HEADER_SIZE,
+  copySmall,
   fileHeader,
   getU64,
   putIndexRecord,
@@ -96,7 +97,7 @@ export class Slice {
     }
     putIndexRecord(index, at, seq, offset, tsLow, tsHigh, encoded.length);
     const idx = this.idx;
-    index.copy(idx.room(INDEX_RECORD_SIZE), idx.pos, at, at + INDEX_RECORD_SIZE);
+    copySmall(index, at, idx.room(INDEX_RECORD_SIZE), idx.pos, INDEX_RECORD_SIZE);
     idx.commit(INDEX_RECORD_SIZE);
     if (this.count === 0) {
       this.firstSeq = seq;
