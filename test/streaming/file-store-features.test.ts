@@ -4,7 +4,8 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Long } from '../../src/streaming/protocol/index.js';
@@ -280,8 +281,9 @@ describe('file store: subscriptions, clients, files', () => {
     const dir = await tempDir();
     const store = await open(dir);
     const { msgs } = store.createChannel('foo');
-    // The directory goes away behind the store's back: its first write fails.
-    await rm(join(dir, 'channels', 'foo'), { recursive: true });
+    // The directory goes away behind the store's back (before the turn ends, when the
+    // channel's first writes go out): they fail.
+    rmSync(join(dir, 'channels', 'foo'), { recursive: true });
     msgs.store(msg('foo', 1));
     await assert.rejects(store.flush(), /file store: write failed, store stopped: .*ENOENT/);
     assert.throws(() => msgs.store(msg('foo', 2)), /write failed/);

@@ -10,7 +10,7 @@ import { millisToNanos, MAX_SEQUENCE, nowNanos } from '../protocol/int64.js';
 import { StoreError } from './errors.js';
 import type { IoScheduler, StoreFile } from './file-io.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
-import { readBlock, type ReadBlock } from './file-read.js';
+import { blockEnd, readBlock, type ReadBlock } from './file-read.js';
 import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
@@ -321,33 +321,43 @@ export class FileMsgStore implements MsgStore {
     this.mask = size - 1;
   }
 
-  private async readFrom(slice: Slice, seq: number): Promise<StoredMsg | undefined> {
+  private async readFrom(slice: Slice, seq: number, ahead = false): Promise<StoredMsg | undefined> {
     for (const r of this.reads) {
       if (r.slice === slice && seq >= r.from && seq <= r.to) {
-        // `to` is a guess made before the read: past what it got, read again.
         const b = await r.done;
-        const m = b.msgs[seq - b.from];
-        if (m !== undefined) return m;
-        break;
+        return b.msgs[seq - b.from];
       }
     }
     if (slice.index === undefined) await this.loadIndex(slice);
     const t = this.ctx.tuning;
-    const done = readBlock(this.ctx.io, slice, seq, t.readBufferSize, t.crc, this.ctx.warn);
+    const to = blockEnd(slice, seq, t.readBufferSize);
+    const done = readBlock(this.ctx.io, slice, seq, to, t.crc, this.ctx.warn);
     // Lookups of the following messages wait for this read instead of starting theirs.
-    const to = Math.min(slice.lastSeq, seq + Math.floor(t.readBufferSize / RECORD_HEADER_SIZE));
     const entry = { slice, from: seq, to, done };
     this.reads.push(entry);
+    let block: ReadBlock;
     try {
-      const block = await done;
-      if (!slice.dat.dead) {
-        this.blocks.unshift(block);
-        if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
-      }
-      return block.msgs[0];
+      block = await done;
     } finally {
       this.reads.splice(this.reads.indexOf(entry), 1);
     }
+    if (!slice.dat.dead) {
+      this.blocks.unshift(block);
+      if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
+      // A subscription catching up reads on: the next block is read while this one is
+      // delivered (one block ahead, started by reads that were asked for only).
+      if (!ahead && block.msgs.length === to - seq + 1) this.readAhead(to + 1);
+    }
+    return block.msgs[0];
+  }
+
+  private readAhead(seq: number): void {
+    if (seq > this.last || (this.ringCount > 0 && seq >= this.ringFirst)) return;
+    const slice = this.sliceOf(seq) ?? this.slices.find((s) => s.firstSeq > seq);
+    if (slice === undefined) return;
+    const from = Math.max(seq, slice.firstSeq);
+    for (const b of this.blocks) if (from >= b.from && from < b.from + b.msgs.length) return;
+    this.readFrom(slice, from, true).catch(() => undefined);
   }
 
   // ---- limits ------------------------------------------------------------------

@@ -15,28 +15,33 @@ export interface ReadBlock {
   readonly msgs: StoredMsg[];
 }
 
+/** The last message of the block that starts at `seq`: as many as fit in `maxBytes`, at least one. */
+export function blockEnd(slice: Slice, seq: number, maxBytes: number): number {
+  let to = seq;
+  let bytes = RECORD_HEADER_SIZE + slice.sizeOf(seq);
+  while (to < slice.lastSeq) {
+    bytes += RECORD_HEADER_SIZE + slice.sizeOf(to + 1);
+    if (bytes > maxBytes) break;
+    to++;
+  }
+  return to;
+}
+
 /**
- * Reads messages `seq`.. of `slice` (its index resident), as many as fit in
- * `maxBytes` (at least one). Records are checked against the index and, with `crc`,
- * their CRC; reading stops before the first bad one, which `warn` reports.
+ * Reads messages `seq`..`to` of `slice` (its index resident, see blockEnd). Records
+ * are checked against the index and, with `crc`, their CRC; reading stops before
+ * the first bad one, which `warn` reports.
  */
 export async function readBlock(
   io: IoScheduler,
   slice: Slice,
   seq: number,
-  maxBytes: number,
+  to: number,
   crc: boolean,
   warn: (text: string) => void,
 ): Promise<ReadBlock> {
   const start = slice.offsetOf(seq);
-  let to = seq;
-  let end = start + RECORD_HEADER_SIZE + slice.sizeOf(seq);
-  while (to < slice.lastSeq) {
-    const next = end + RECORD_HEADER_SIZE + slice.sizeOf(to + 1);
-    if (next - start > maxBytes) break;
-    to++;
-    end = next;
-  }
+  const end = slice.offsetOf(to) + RECORD_HEADER_SIZE + slice.sizeOf(to);
   // Appended but not on disk yet (evicted from the cache before its round ran).
   if (end > slice.dat.written) await io.flush();
   const buf = Buffer.allocUnsafe(end - start);
