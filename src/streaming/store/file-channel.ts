@@ -2,7 +2,8 @@
 // subs.dat and channel.dat, and the max_inactivity watch.
 import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppendFile, StoreFile, type IoScheduler } from './file-io.js';
+import { AppendFile, type IoScheduler } from './file-io.js';
+import { StoreFile } from './file-pool.js';
 import { CHANNEL_META } from './file-meta.js';
 import { recoverMsgs } from './file-msgs-recover.js';
 import { FileMsgStore, type RecoveredMsgs } from './file-msgs.js';

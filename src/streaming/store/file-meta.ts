@@ -4,8 +4,8 @@
 // them and for compactions.
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { IoScheduler, StoreFile } from './file-io.js';
-import { syncDir } from './file-io.js';
+import { syncDir, type IoScheduler } from './file-io.js';
+import type { StoreFile } from './file-pool.js';
 import {
   FILE_HEADER_SIZE,
   RECORD_HEADER_SIZE,
