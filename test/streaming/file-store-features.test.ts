@@ -291,6 +291,22 @@ describe('file store: subscriptions, clients, files', () => {
     await store.close();
   });
 
+  it('a channel deleted and created again in one turn keeps the new one whole', async () => {
+    const dir = await tempDir();
+    const tuning = { sliceMaxMsgs: 2, limits: { maxMsgs: 3 } };
+    let store = await open(dir, tuning);
+    // Limits remove slices 1 to 3 of the old channel: file work queued for the turn's end.
+    fill(store, 'foo', 1, 9);
+    store.deleteChannel('foo');
+    const stored = fill(store, 'foo', 1, 5);
+    await store.close();
+    store = await open(dir, tuning);
+    const { msgs } = store.lookupChannel('foo')!;
+    assert.deepEqual([msgs.firstSequence, msgs.lastSequence, msgs.count], [3, 5, 3]);
+    for (const m of stored.slice(2)) assertSameMsg(await msgs.lookup(m.sequence), m);
+    await store.close();
+  });
+
   it('deleting a channel removes its directory; a new one of that name starts empty', async () => {
     const dir = await tempDir();
     const store = await open(dir);

@@ -80,6 +80,7 @@ export class FileChannel implements ChannelStore {
     this.msgs.stopTimer();
     this.watch?.stop();
     if (!dead) return [];
+    this.msgs.markDeleted();
     const files = [...this.msgs.files(), this.subs.log.file, this.meta];
     for (const f of files) if (f instanceof AppendFile) f.dead = true;
     return files;

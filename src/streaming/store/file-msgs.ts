@@ -59,6 +59,7 @@ export class FileMsgStore implements MsgStore {
   private useClock = 0;
   private readonly used = new WeakMap<Slice, number>();
   private firstDirty = false;
+  private deleted = false;
   private ageTimer: NodeJS.Timeout | undefined;
   private readonly maxAgeNanos: Long | undefined;
   private hitLimit = false;
@@ -204,6 +205,12 @@ export class FileMsgStore implements MsgStore {
     this.ageTimer = undefined;
   }
 
+  /** The channel is deleted: queued file work on its (old) paths is skipped. */
+  markDeleted(): void {
+    this.deleted = true;
+    this.stopTimer();
+  }
+
   /** Every file of the log, for a channel deletion. */
   files(): StoreFile[] {
     return this.slices.flatMap((s) => [s.dat, s.idx]);
@@ -237,6 +244,9 @@ export class FileMsgStore implements MsgStore {
     slice.idx.dead = true;
     const io = this.ctx.io;
     io.addTask(async () => {
+      // A deleted channel's directory was renamed away: its path may be a new
+      // channel's by now, and the whole old directory is removed anyway.
+      if (this.deleted) return;
       try {
         for (const f of [slice.dat, slice.idx]) {
           await io.pool.close(f);
@@ -423,7 +433,7 @@ export class FileMsgStore implements MsgStore {
     this.firstDirty = true;
     this.ctx.io.addTask(async () => {
       this.firstDirty = false;
-      await writeFirstSeq(this.ctx.io, this.metaFile, this.first);
+      if (!this.deleted) await writeFirstSeq(this.ctx.io, this.metaFile, this.first);
     });
   }
 
