@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Long } from '../../src/streaming/protocol/index.js';
 import { FileStore } from '../../src/streaming/store/file.js';
+import { DeadFileError, FilePool, StoreFile } from '../../src/streaming/store/file-pool.js';
 import type { FileStoreOptions } from '../../src/streaming/store/file-options.js';
 import type { StoredMsg } from '../../src/streaming/store/index.js';
 import { assertSameMsg, msg, nanosFromNow, sleep, sub } from './store-fixtures.js';
@@ -305,6 +306,26 @@ describe('file store: subscriptions, clients, files', () => {
     assert.deepEqual([msgs.firstSequence, msgs.lastSequence, msgs.count], [3, 5, 3]);
     for (const m of stored.slice(2)) assertSameMsg(await msgs.lookup(m.sequence), m);
     await store.close();
+  });
+
+  it('a file removed while it is being opened for a write is not written', async () => {
+    const dir = await tempDir();
+    const pool = new FilePool(4);
+    const file = new StoreFile(join(dir, 'x.dat'));
+    let wrote = false;
+    const use = pool.use(
+      file,
+      async () => {
+        wrote = true;
+        return Promise.resolve();
+      },
+      true,
+    );
+    // As deleteChannel does, before the open completes (its path may be reused).
+    file.dead = true;
+    await assert.rejects(use, DeadFileError);
+    assert.equal(wrote, false);
+    assert.equal(pool.openCount, 0);
   });
 
   it('deleting a channel removes its directory; a new one of that name starts empty', async () => {

@@ -2,7 +2,7 @@
 // subs.dat and channel.dat, and the max_inactivity watch.
 import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppendFile, type IoScheduler } from './file-io.js';
+import type { IoScheduler } from './file-io.js';
 import { StoreFile } from './file-pool.js';
 import { CHANNEL_META } from './file-meta.js';
 import { recoverMsgs } from './file-msgs-recover.js';
@@ -82,7 +82,7 @@ export class FileChannel implements ChannelStore {
     if (!dead) return [];
     this.msgs.markDeleted();
     const files = [...this.msgs.files(), this.subs.log.file, this.meta];
-    for (const f of files) if (f instanceof AppendFile) f.dead = true;
+    for (const f of files) f.dead = true;
     return files;
   }
 

@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { FilePool, StoreFile } from './file-pool.js';
+import { DeadFileError, FilePool, StoreFile } from './file-pool.js';
 import { FileStoreError } from './file-record.js';
 
 const MIN_CHUNK = 16 * 1024;
@@ -26,8 +26,6 @@ export class AppendFile extends StoreFile {
   written: number;
   /** Bytes written since the last fdatasync. */
   unsynced = false;
-  /** Removed from the store: nothing more is written. */
-  dead = false;
   /** Created by this run: its directory entry needs a sync too. */
   isNew: boolean;
   /**
@@ -314,21 +312,28 @@ export class IoScheduler {
       file.isNew = false;
       this.dirsToSync.add(dirname(file.path));
     }
-    await this.pool.use(
-      file,
-      async (h) => {
-        let done = 0;
-        let pending = bufs;
-        // A short write (disk nearly full, signal) continues where it stopped.
-        while (done < total) {
-          const { bytesWritten } = await h.writev(pending, at + done);
-          if (bytesWritten === 0) throw new Error(`no progress writing ${file.path}`);
-          done += bytesWritten;
-          if (done < total) pending = skipBytes(bufs, done);
-        }
-      },
-      true,
-    );
+    const ok = await this.pool
+      .use(
+        file,
+        async (h) => {
+          let done = 0;
+          let pending = bufs;
+          // A short write (disk nearly full, signal) continues where it stopped.
+          while (done < total) {
+            const { bytesWritten } = await h.writev(pending, at + done);
+            if (bytesWritten === 0) throw new Error(`no progress writing ${file.path}`);
+            done += bytesWritten;
+            if (done < total) pending = skipBytes(bufs, done);
+          }
+          return true;
+        },
+        true,
+      )
+      .catch((err: unknown) => {
+        if (err instanceof DeadFileError) return false;
+        throw err;
+      });
+    if (!ok) return;
     // `written` only moves forward: a reset during the write set it past these bytes.
     if (file.written === at) file.written = at + total;
     this.recycle(file, bufs);

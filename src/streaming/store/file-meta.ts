@@ -5,7 +5,7 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { syncDir, type IoScheduler } from './file-io.js';
-import type { StoreFile } from './file-pool.js';
+import { DeadFileError, type StoreFile } from './file-pool.js';
 import {
   FILE_HEADER_SIZE,
   RECORD_HEADER_SIZE,
@@ -40,6 +40,7 @@ export async function writeFirstSeq(
     await io.pool.use(file, (h) => h.write(b, 0, b.length, 0), true);
   } catch (err) {
     // The channel was deleted meanwhile: its directory is gone with it.
+    if (err instanceof DeadFileError) return;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }

@@ -46,7 +46,15 @@ export class FilePool {
       entry.busy++;
     }
     try {
-      return await fn(await entry.handle);
+      const h = await entry.handle;
+      // Removed while it was being opened (a deleted channel, whose path may be a new
+      // channel's by now): nothing may be written through it.
+      if (create && file.dead) {
+        if (this.entries.get(file) === entry) this.entries.delete(file);
+        entry.drained.push(() => void closeQuietly(entry.handle));
+        throw new DeadFileError(file.path);
+      }
+      return await fn(h);
     } finally {
       entry.busy--;
       if (entry.busy === 0) {
@@ -86,6 +94,15 @@ export class FilePool {
   }
 }
 
+/** A write to a file that was removed meanwhile: dropped, not a store failure. */
+export class DeadFileError extends Error {
+  override readonly name = 'DeadFileError';
+
+  constructor(path: string) {
+    super(`${path} was removed`);
+  }
+}
+
 async function closeQuietly(handle: Promise<FileHandle>): Promise<void> {
   try {
     await (await handle).close();
@@ -96,6 +113,9 @@ async function closeQuietly(handle: Promise<FileHandle>): Promise<void> {
 
 /** A file of the store, known by path; its handle lives in the pool. */
 export class StoreFile {
+  /** Removed from the store: nothing more is written to it. */
+  dead = false;
+
   constructor(public path: string) {}
 
   /** Opened with O_DSYNC: a completed write is on disk, no fdatasync needed. */
