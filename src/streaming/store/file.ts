@@ -24,8 +24,8 @@
 //
 // Durability: records are copied into per-file buffers as they are stored and written
 // once per event-loop turn (file-io.ts). flush() resolves once everything stored
-// before it is written: with `sync` (--file_sync, the default) also fdatasync'ed
-// (.idx files excepted: recovery rebuilds them), so a PubAck survives a power loss;
+// before it is written: with `sync` (--file_sync, the default) also on disk (O_DSYNC
+// writes; .idx files excepted: recovery rebuilds them), so a PubAck survives a power loss;
 // without it the OS has the bytes (a process crash loses nothing acknowledged) and
 // `autoSync` bounds what a power loss can take.
 //
