@@ -31,7 +31,11 @@ export function attachClusterForCli(
   settings: ClusterSettings,
 ): Cluster | null | number {
   for (const w of settings.warnings) server.logger.warn(w);
-  if (!settings.enabled) return null;
+  if (!settings.enabled) {
+    // As the reference: a name without a port still names the server's cluster.
+    server.clusterName = settings.options.name ?? '';
+    return null;
+  }
   try {
     return attachCluster(server, settings.options);
   } catch (err) {

@@ -41,6 +41,8 @@ export interface SecurityHooks {
  * and then nothing of it runs.
  */
 export interface ClusterHooks {
+  /** The cluster's name (configured, adopted or drawn), for the banner and INFO. */
+  readonly name: string;
   /** Adds cluster and connect_urls to a client INFO under construction. */
   clientInfo(info: Record<string, unknown>, ldm: boolean): void;
   /** A local subscription came (+1) or went (-1): interest for the other servers. */
@@ -70,6 +72,11 @@ export class Server {
   lameDuck = false;
   security: SecurityHooks | null = null;
   cluster: ClusterHooks | null = null;
+  /**
+   * A cluster name configured without a cluster port: the reference still logs it
+   * and puts it in client INFO. Unused once a cluster layer is attached.
+   */
+  clusterName = '';
   /** The config file the command line named, for the log; empty when embedded. */
   configFile = '';
   /** Layers that take part in a config reload (security, streaming): see reload.ts. */
@@ -125,6 +132,8 @@ export class Server {
     this.logger.info(`Starting nats-server`);
     this.logger.info(`  Version:  ${PROTOCOL_VERSION} (wirebus ${WIREBUS_VERSION})`);
     this.logger.info(`  Git:      [not set]`);
+    const clusterName = this.cluster !== null ? this.cluster.name : this.clusterName;
+    if (clusterName !== '') this.logger.info(`  Cluster:  ${clusterName}`);
     this.logger.info(`  Name:     ${this.name}`);
     this.logger.info(`  ID:       ${this.id}`);
     if (this.configFile !== '') this.logger.info(`Using configuration file: ${this.configFile}`);
@@ -211,6 +220,7 @@ export class Server {
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;
     if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
+    else if (this.clusterName !== '') info.cluster = this.clusterName;
     if (extra.ldm === true) info.ldm = true;
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
