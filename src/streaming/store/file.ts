@@ -35,6 +35,7 @@
 import { renameSync, mkdirSync } from 'node:fs';
 import { rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ChannelRegistry } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { FileChannel, recoverChannel, type RecoveredChannel } from './file-channel.js';
 import { IoScheduler } from './file-io.js';
@@ -79,7 +80,7 @@ export class FileStore implements Store {
   private readonly hooks: StoreHooks;
   private readonly io: IoScheduler;
   private readonly lock: DirLock;
-  private readonly channelMap = new Map<string, FileChannel>();
+  private readonly channelsByName: ChannelRegistry<FileChannel>;
   private clientMap = new Map<string, ClientRecord>();
   private clientLog: TypedLog | undefined;
   private info: ServerInfoRecord | undefined;
@@ -95,10 +96,8 @@ export class FileStore implements Store {
   constructor(options: FileStoreOptions) {
     if (options.dir === '') throw new FileStoreError('IO', 'file store: no directory given');
     this.dir = options.dir;
-    this.limits =
-      options.limits instanceof ResolvedLimits
-        ? options.limits
-        : ResolvedLimits.build(options.limits);
+    this.limits = ResolvedLimits.from(options.limits);
+    this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.tuning = resolveFileTuning(options);
     this.hooks = options;
     this.warn = (text) => options.warn?.(text);
@@ -166,7 +165,7 @@ export class FileStore implements Store {
     return {
       info: this.info,
       clients: [...this.clientMap.values()],
-      channels: [...this.channelMap.values()],
+      channels: [...this.channelsByName.values()],
     };
   }
 
@@ -189,8 +188,7 @@ export class FileStore implements Store {
         const name = names[next++]!;
         const dir = join(root, name);
         const recovered: RecoveredChannel = await recoverChannel(dir, ctx);
-        this.channelMap.set(
-          name,
+        this.channelsByName.add(
           new FileChannel(name, dir, this.limits.forChannel(name), ctx, recovered),
         );
       }
@@ -245,9 +243,7 @@ export class FileStore implements Store {
 
   createChannel(name: string): ChannelStore {
     this.checkReady();
-    if (this.channelMap.has(name)) throw new StoreError('ALREADY_EXISTS');
-    const max = this.limits.global.maxChannels;
-    if (max > 0 && this.channelMap.size >= max) throw new StoreError('TOO_MANY_CHANNELS');
+    this.channelsByName.checkCreate(name);
     if (name === '' || name.startsWith('.') || /[/\\\0]/.test(name)) {
       throw new Error(`file store: channel name "${name}" cannot be a directory name`);
     }
@@ -263,28 +259,26 @@ export class FileStore implements Store {
       this.channelContext(),
       undefined,
     );
-    this.channelMap.set(name, channel);
+    this.channelsByName.add(channel);
     return channel;
   }
 
   lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelMap.get(name);
+    return this.channelsByName.get(name);
   }
 
   channels(): IterableIterator<ChannelStore> {
-    return this.channelMap.values();
+    return this.channelsByName.values();
   }
 
   get channelCount(): number {
-    return this.channelMap.size;
+    return this.channelsByName.size;
   }
 
   deleteChannel(name: string): void {
     this.checkReady();
-    const channel = this.channelMap.get(name);
-    if (channel === undefined) throw new StoreError('NOT_FOUND');
+    const channel = this.channelsByName.remove(name);
     const files = channel.dispose(true);
-    this.channelMap.delete(name);
     // Renamed at once, so a new channel of that name gets a fresh directory; the old
     // one is removed in the background (and at the next start if that is cut short).
     const root = join(this.dir, CHANNELS_DIR);
@@ -302,13 +296,7 @@ export class FileStore implements Store {
   }
 
   totals(): { msgs: number; bytes: number } {
-    let msgs = 0;
-    let bytes = 0;
-    for (const { msgs: m } of this.channelMap.values()) {
-      msgs += m.count;
-      bytes += m.bytes;
-    }
-    return { msgs, bytes };
+    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {
@@ -335,7 +323,7 @@ export class FileStore implements Store {
   private async shutdown(): Promise<void> {
     this.closed = true;
     if (this.autoSyncTimer !== undefined) clearInterval(this.autoSyncTimer);
-    for (const channel of this.channelMap.values()) channel.dispose(false);
+    for (const channel of this.channelsByName.values()) channel.dispose(false);
     try {
       await this.recovery?.catch(() => undefined);
       // Whatever the sync option, a clean stop leaves everything on disk.

@@ -113,6 +113,11 @@ export class ResolvedLimits {
     return new ResolvedLimits(Object.freeze(global), inherit(global, entries));
   }
 
+  /** What a store's options may give: limits as configured (validated here), or resolved. */
+  static from(limits: StoreLimitsConfig | ResolvedLimits | undefined): ResolvedLimits {
+    return limits instanceof ResolvedLimits ? limits : ResolvedLimits.build(limits);
+  }
+
   /** The limits a channel named `name` (a literal) gets when it is created. */
   forChannel(name: string): ChannelLimits {
     const matches = this.index.match(name);

@@ -2,6 +2,7 @@
 // are enforced as in the reference (max_channels on create, max_subscriptions on
 // subscribe, max_msgs/max_bytes on store, max_age by a timer per channel) and
 // max_inactivity is reported through the onChannelInactive hook.
+import { ChannelRegistry } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { InactivityWatch } from './inactivity.js';
 import type { ChannelLimits, StoreLimitsConfig } from './limits.js';
@@ -66,17 +67,15 @@ export class MemoryStore implements Store {
   readonly type = 'MEMORY' as const;
   readonly limits: ResolvedLimits;
   private readonly hooks: StoreHooks;
-  private readonly channelMap = new Map<string, MemoryChannel>();
+  private readonly channelsByName: ChannelRegistry<MemoryChannel>;
   private readonly clientMap = new Map<string, ClientRecord>();
   private info: ServerInfoRecord | undefined;
   private closed = false;
   private readonly isClosed = (): boolean => this.closed;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.limits =
-      options.limits instanceof ResolvedLimits
-        ? options.limits
-        : ResolvedLimits.build(options.limits);
+    this.limits = ResolvedLimits.from(options.limits);
+    this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.hooks = options;
   }
 
@@ -111,47 +110,36 @@ export class MemoryStore implements Store {
 
   createChannel(name: string): ChannelStore {
     this.checkOpen();
-    if (this.channelMap.has(name)) throw new StoreError('ALREADY_EXISTS');
-    const max = this.limits.global.maxChannels;
-    if (max > 0 && this.channelMap.size >= max) throw new StoreError('TOO_MANY_CHANNELS');
+    this.channelsByName.checkCreate(name);
     const channel = new MemoryChannel(
       name,
       this.limits.forChannel(name),
       this.isClosed,
       this.hooks,
     );
-    this.channelMap.set(name, channel);
+    this.channelsByName.add(channel);
     return channel;
   }
 
   lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelMap.get(name);
+    return this.channelsByName.get(name);
   }
 
   channels(): IterableIterator<ChannelStore> {
-    return this.channelMap.values();
+    return this.channelsByName.values();
   }
 
   get channelCount(): number {
-    return this.channelMap.size;
+    return this.channelsByName.size;
   }
 
   deleteChannel(name: string): void {
     this.checkOpen();
-    const channel = this.channelMap.get(name);
-    if (channel === undefined) throw new StoreError('NOT_FOUND');
-    channel.dispose();
-    this.channelMap.delete(name);
+    this.channelsByName.remove(name).dispose();
   }
 
   totals(): { msgs: number; bytes: number } {
-    let msgs = 0;
-    let bytes = 0;
-    for (const { msgs: m } of this.channelMap.values()) {
-      msgs += m.count;
-      bytes += m.bytes;
-    }
-    return { msgs, bytes };
+    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {
@@ -166,7 +154,7 @@ export class MemoryStore implements Store {
   close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
-      for (const channel of this.channelMap.values()) channel.dispose();
+      for (const channel of this.channelsByName.values()) channel.dispose();
     }
     return DONE;
   }

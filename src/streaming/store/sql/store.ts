@@ -12,6 +12,7 @@
 // catching-up subscriber never waits behind a batch), one for the fault-tolerance
 // lock (its refresh never waits behind either).
 import pg from 'pg';
+import { ChannelRegistry } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
 import { ResolvedLimits } from '../limits.js';
@@ -57,7 +58,7 @@ export class SqlStore implements Store {
   private readonly lockPool: pg.Pool;
   private readonly writer: BatchWriter;
   private readonly lock: SqlLock;
-  private readonly channelMap = new Map<string, SqlChannel>();
+  private readonly channelsByName: ChannelRegistry<SqlChannel>;
   private readonly clientMap = new Map<string, ClientRecord>();
   private nextChannelId = 1;
   private laterTimer: NodeJS.Timeout | undefined;
@@ -73,10 +74,8 @@ export class SqlStore implements Store {
   private readonly unavailable = (): Error | undefined => this.writer.down;
 
   constructor(private readonly options: SqlStoreOptions) {
-    this.limits =
-      options.limits instanceof ResolvedLimits
-        ? options.limits
-        : ResolvedLimits.build(options.limits);
+    this.limits = ResolvedLimits.from(options.limits);
+    this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.hooks = options;
     const pool = (max: number, name: string): pg.Pool => {
       const p = new pg.Pool({
@@ -120,7 +119,7 @@ export class SqlStore implements Store {
     this.checkOpen();
     await this.ensureReady();
     const state = await recoverSql(this.readPool, (id, name) => this.newChannel(id, name));
-    for (const ch of state.channels) this.channelMap.set(ch.name, ch);
+    for (const ch of state.channels) this.channelsByName.add(ch);
     this.nextChannelId = state.maxChannelId + 1;
     for (const c of state.clients) this.clientMap.set(c.id, c);
     if (state.info === undefined) return undefined;
@@ -159,11 +158,9 @@ export class SqlStore implements Store {
 
   createChannel(name: string): ChannelStore {
     this.checkOpen();
-    if (this.channelMap.has(name)) throw new StoreError('ALREADY_EXISTS');
-    const max = this.limits.global.maxChannels;
-    if (max > 0 && this.channelMap.size >= max) throw new StoreError('TOO_MANY_CHANNELS');
+    this.channelsByName.checkCreate(name);
     const channel = this.newChannel(this.nextChannelId++, name);
-    this.channelMap.set(name, channel);
+    this.channelsByName.add(channel);
     this.ordered.push(
       `INSERT INTO wb_channels (id, name) VALUES (${channel.id}, ${text(name)})` +
         ' ON CONFLICT (id) DO NOTHING',
@@ -173,24 +170,22 @@ export class SqlStore implements Store {
   }
 
   lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelMap.get(name);
+    return this.channelsByName.get(name);
   }
 
   channels(): IterableIterator<ChannelStore> {
-    return this.channelMap.values();
+    return this.channelsByName.values();
   }
 
   get channelCount(): number {
-    return this.channelMap.size;
+    return this.channelsByName.size;
   }
 
   deleteChannel(name: string): void {
     this.checkOpen();
-    const channel = this.channelMap.get(name);
-    if (channel === undefined) throw new StoreError('NOT_FOUND');
+    const channel = this.channelsByName.remove(name);
     channel.dispose();
     this.changedChannels.delete(channel);
-    this.channelMap.delete(name);
     const id = channel.id;
     this.ordered.push(
       `DELETE FROM wb_msg_blocks WHERE channel_id = ${id}`,
@@ -202,13 +197,7 @@ export class SqlStore implements Store {
   }
 
   totals(): { msgs: number; bytes: number } {
-    let msgs = 0;
-    let bytes = 0;
-    for (const { msgs: m } of this.channelMap.values()) {
-      msgs += m.count;
-      bytes += m.bytes;
-    }
-    return { msgs, bytes };
+    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {
@@ -226,7 +215,7 @@ export class SqlStore implements Store {
     this.closed = true;
     if (this.laterTimer !== undefined) clearTimeout(this.laterTimer);
     // The last batch takes every channel's delivery state, however recent (seal()).
-    for (const ch of this.channelMap.values()) {
+    for (const ch of this.channelsByName.values()) {
       ch.queued = true;
       this.changedChannels.add(ch);
       ch.stopTimers();
@@ -268,7 +257,7 @@ export class SqlStore implements Store {
     this.laterTimer = setTimeout(() => {
       this.laterTimer = undefined;
       if (this.closed) return;
-      for (const ch of this.channelMap.values()) {
+      for (const ch of this.channelsByName.values()) {
         ch.queued = true;
         this.changedChannels.add(ch);
       }
