@@ -3,8 +3,13 @@
 //
 // A publish is routed in its own account first, exactly as without accounts; only
 // an account with links (Account.links, null otherwise) then routes on:
-// - stream: an exporter routes a message whose subject an importer imported into
-//   the importer's index, under the subject the import maps it to (prefix or to);
+// - stream: as the reference, by subscription, not by publish. Each subscription
+//   of an importer that an import covers has a shadow in the exporter's index, on
+//   the exporter's subject; a message matched there is delivered to the importing
+//   subscription under the subject the import maps it to (prefix or to). So a
+//   stream crosses routes in the exporting account, and the importing subscriber's
+//   server delivers it through the import, which is what nats-server expects of
+//   the servers it is clustered with;
 // - service: an importer routes a request on an imported subject into the exporter,
 //   with the reply subject replaced by a fresh `_R_.` subject in the exporter;
 // - response: the exporter routes a publish on such an `_R_.` subject back into the
@@ -14,9 +19,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Account, AccountLinks } from '../server/account.js';
 import type { Client } from '../server/client.js';
+import { deliver } from '../server/delivery.js';
 import type { PublishedMessage } from '../server/message.js';
+import { type InternalHandler, type ShadowTarget, Subscription } from '../server/subscription.js';
 import { Sublist, type Indexed } from '../subjects/sublist.js';
-import { isValidSubject } from '../subjects/validate.js';
+import { hasWildcard, isValidSubject } from '../subjects/validate.js';
 import { isSubset } from './permissions.js';
 
 export type ResponseType = 'singleton' | 'stream' | 'chunked';
@@ -51,6 +58,9 @@ const MAX_DEPTH = 4;
 
 // ---- subject mapping ------------------------------------------------------------------
 
+/** `$1` or `{{wildcard(1)}}`: a token of a mapping's destination that takes a wildcard's token. */
+const MAPPED_TOKEN = /^(?:\$(\d+)|\{\{\s*wildcard\s*\(\s*(\d+)\s*\)\s*\}\})$/;
+
 /**
  * Maps subjects matching `from` onto `to`: `$1`/`{{wildcard(1)}}` tokens take the
  * n-th wildcard's token, a `*` in `to` takes the next `*` in order, `>` the rest.
@@ -79,11 +89,43 @@ export class SubjectMap {
     const out: string[] = [];
     let next = 0;
     for (const t of this.to) {
-      const m = /^(?:\$(\d+)|\{\{\s*wildcard\s*\(\s*(\d+)\s*\)\s*\}\})$/.exec(t);
+      const m = MAPPED_TOKEN.exec(t);
       if (m !== null) out.push(captured[Number(m[1] ?? m[2]) - 1] ?? '');
       else if (t === '*') out.push(captured[next++] ?? '');
       else if (t === '>') out.push(rest);
       else out.push(t);
+    }
+    return out.join('.');
+  }
+
+  /**
+   * apply() backwards, for a subject (wildcards allowed) that `to` covers: the
+   * subject in `from`'s space whose messages apply() maps into it (the reference's
+   * reverse transform, which places a stream import's shadow subscription).
+   */
+  reverse(subject: string): string {
+    if (this.identity) return subject;
+    const tokens = subject.split('.');
+    // The tokens for from's wildcards, by their order in from.
+    const captured: string[] = [];
+    let rest = '>';
+    let next = 0;
+    for (let i = 0; i < this.to.length; i++) {
+      const t = this.to[i]!;
+      const m = MAPPED_TOKEN.exec(t);
+      if (m !== null) captured[Number(m[1] ?? m[2]) - 1] = tokens[i] ?? '*';
+      else if (t === '*') captured[next++] = tokens[i] ?? '*';
+      else if (t === '>') {
+        rest = tokens.slice(i).join('.');
+        break;
+      }
+    }
+    const out: string[] = [];
+    let k = 0;
+    for (const f of this.from) {
+      if (f === '*') out.push(captured[k++] ?? '*');
+      else if (f === '>') out.push(rest);
+      else out.push(f);
     }
     return out.join('.');
   }
@@ -139,17 +181,127 @@ export class MappedMessage implements PublishedMessage {
   }
 }
 
-// ---- routes ------------------------------------------------------------------------
+// ---- stream imports ------------------------------------------------------------------
 
-class StreamRoute implements Indexed {
-  readonly queue = null;
+/** A stream import, held by the importing account (the reference's streamImport). */
+class StreamImport {
+  /** `to` with its mapping tokens as `*`: the importer's subjects the import covers. */
+  readonly pattern: string;
+  /** from has wildcards and is not mapped: the published subject is kept (usePub). */
+  readonly usePub: boolean;
+  /** from is a literal subject: every message arrives as `to`. */
+  readonly literal: boolean;
+  /** from onto to (identity for usePub, constant for a literal from). */
+  readonly map: SubjectMap;
+
   constructor(
-    /** The imported subject, in the exporter. */
-    readonly subject: string,
-    readonly target: Account,
-    readonly map: SubjectMap,
-  ) {}
+    readonly exporter: Account,
+    /** The subject in the exporting account. */
+    readonly from: string,
+    /** The subject in the importing account. */
+    readonly to: string,
+  ) {
+    this.pattern = to
+      .split('.')
+      .map((t) => (MAPPED_TOKEN.test(t) ? '*' : t))
+      .join('.');
+    this.literal = !hasWildcard(from);
+    this.usePub = !this.literal && from === to;
+    this.map = new SubjectMap(from, to);
+  }
+
+  /**
+   * The exporter's subject for the shadow of a subscription on `subject`, or null
+   * when the import does not cover it; the reference's addShadowSubscriptions and
+   * addShadowSub: the import's `from` for a subscription on `to` or wider, the
+   * subscription's own subject mapped back for a narrower one, and for a wildcard
+   * subscription that only overlaps `to`, the overlap mapped back.
+   */
+  shadowSubject(subject: string): string | null {
+    if (subject === this.pattern) return this.from;
+    if (isSubset(subject, this.pattern)) {
+      if (this.usePub) return subject;
+      return this.literal ? this.from : this.map.reverse(subject);
+    }
+    const tokens = subject.split('.');
+    const last = tokens.length - 1;
+    if (!tokens.includes('*') && tokens[last] !== '>') return null;
+    if (isSubset(this.pattern, subject)) return this.from;
+    const im = this.pattern.split('.');
+    for (let i = 0; i < tokens.length && i < im.length; i++) {
+      if (tokens[i] === '*' && im[i] !== '>') tokens[i] = im[i]!;
+    }
+    if (tokens[last] === '>' && im.length >= tokens.length) {
+      tokens[last] = im[last]!;
+      for (let i = tokens.length; i < im.length; i++) tokens.push(im[i]!);
+    }
+    const overlap = tokens.join('.');
+    if (!isSubset(overlap, this.pattern)) return null;
+    return this.usePub || this.literal ? overlap : this.map.reverse(overlap);
+  }
 }
+
+/** Never called: a shadow's deliveries go through its ShadowTarget (see Subscription.shadow). */
+const SHADOW_HANDLER: InternalHandler = () => undefined;
+
+/**
+ * A subscription's stand-in in an exporter's index: it matches the exporter's
+ * subjects and delivers to the subscription under the import's subject.
+ */
+class Shadow implements ShadowTarget {
+  /** The shadow subscription, in the exporter's index. */
+  readonly sub: Subscription;
+
+  constructor(
+    /** The importing subscription. */
+    readonly of: Subscription,
+    readonly im: StreamImport,
+    subject: string,
+  ) {
+    this.sub = new Subscription(of.client, subject, of.queue, of.sid, SHADOW_HANDLER);
+    this.sub.shadow = this;
+  }
+
+  deliver(m: PublishedMessage): boolean {
+    // As the reference: what a service import brought in is not exported again as a
+    // stream (pmrMsgImportedFromService).
+    if (fromService > 0) return false;
+    const subject = m.argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
+    const mapped = this.im.map.apply(subject);
+    const out =
+      mapped === subject
+        ? m
+        : new MappedMessage(
+            m,
+            mapped,
+            m.replyStart >= 0 ? m.argBuf.toString('latin1', m.replyStart, m.replyEnd) : null,
+          );
+    const of = this.of;
+    if (of.filter !== null && !of.filter.admit(mapped, out)) return false;
+    return deliver(of, out);
+  }
+}
+
+/** Puts a shadow in its exporter's index; interest for the other servers follows. */
+function addShadow(shadow: Shadow): boolean {
+  const exporter = shadow.im.exporter;
+  if (!exporter.sublist.insert(shadow.sub)) return false;
+  const cluster = shadow.of.client.server.cluster;
+  if (cluster !== null) cluster.localInterest(exporter, shadow.sub, 1);
+  return true;
+}
+
+function removeShadow(shadow: Shadow): void {
+  const sub = shadow.sub;
+  if (sub.closed) return;
+  sub.closed = true;
+  const exporter = shadow.im.exporter;
+  exporter.sublist.remove(sub);
+  const cluster = shadow.of.client.server.cluster;
+  if (cluster !== null) cluster.localInterest(exporter, sub, -1);
+}
+
+// ---- services ------------------------------------------------------------------------
 
 class ServiceRoute implements Indexed {
   readonly queue = null;
@@ -170,11 +322,15 @@ interface ResponseRoute {
 }
 
 let depth = 0;
+/** Service requests and responses being routed into their target account. */
+let fromService = 0;
 
 export class Links implements AccountLinks {
   readonly account: Account;
-  /** As exporter: imported streams. */
-  streams: Sublist<StreamRoute> | null = null;
+  /** As importer: imported streams. */
+  streams: StreamImport[] | null = null;
+  /** As importer: the shadows of this account's subscriptions, by subscription. */
+  shadows: Map<Subscription, Shadow[]> | null = null;
   /** As importer: imported services. */
   services: Sublist<ServiceRoute> | null = null;
   /** As exporter: `_R_.` reply subjects leading back to requesters. */
@@ -196,19 +352,50 @@ export class Links implements AccountLinks {
         const routes = this.services.match(subject).psubs;
         if (routes.length > 0) delivered += this.routeService(publisher, subject, m, routes[0]!);
       }
-      // Imported streams are not exported again: one hop, so no export can loop.
-      if (this.streams !== null && depth === 1) {
-        for (const r of this.streams.match(subject).psubs) {
-          const reply =
-            m.replyStart >= 0 ? m.argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
-          const mapped = r.map.apply(subject);
-          delivered += r.target.route(publisher, mapped, new MappedMessage(m, mapped, reply));
-        }
-      }
       return delivered;
     } finally {
       depth--;
     }
+  }
+
+  subscribed(sub: Subscription): void {
+    const imports = this.streams;
+    if (imports === null || sub.route !== null || sub.shadow !== null) return;
+    let list: Shadow[] | null = null;
+    for (const im of imports) {
+      const subject = im.shadowSubject(sub.subject);
+      if (subject === null) continue;
+      const shadow = new Shadow(sub, im, subject);
+      if (addShadow(shadow)) (list ??= []).push(shadow);
+    }
+    if (list !== null) (this.shadows ??= new Map()).set(sub, list);
+  }
+
+  unsubscribed(sub: Subscription): void {
+    const list = this.shadows?.get(sub);
+    if (list === undefined) return;
+    this.shadows!.delete(sub);
+    for (const shadow of list) removeShadow(shadow);
+  }
+
+  /** Shadows for every local subscription already in the account (a reload's new imports). */
+  shadowAll(): void {
+    if (this.streams === null) return;
+    const subs: Subscription[] = [];
+    this.account.sublist.forEach((sub) => {
+      if (sub.route === null && sub.shadow === null && sub.client.account === this.account) {
+        subs.push(sub);
+      }
+    });
+    for (const sub of subs) this.subscribed(sub);
+  }
+
+  /** Removes every shadow of this account's subscriptions. */
+  unshadowAll(): void {
+    const shadows = this.shadows;
+    if (shadows === null) return;
+    this.shadows = null;
+    for (const list of shadows.values()) for (const shadow of list) removeShadow(shadow);
   }
 
   private routeService(
@@ -230,7 +417,12 @@ export class Links implements AccountLinks {
         once: r.responseType === 'singleton',
       });
     }
-    return r.target.route(publisher, mapped, new MappedMessage(m, mapped, reply));
+    fromService++;
+    try {
+      return r.target.route(publisher, mapped, new MappedMessage(m, mapped, reply));
+    } finally {
+      fromService--;
+    }
   }
 
   private addResponse(reply: string, route: ResponseRoute): void {
@@ -258,7 +450,12 @@ export class Links implements AccountLinks {
     }
     if (r.once) map.delete(subject);
     const reply = m.replyStart >= 0 ? m.argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
-    return r.target.route(publisher, r.reply, new MappedMessage(m, r.reply, reply));
+    fromService++;
+    try {
+      return r.target.route(publisher, r.reply, new MappedMessage(m, r.reply, reply));
+    } finally {
+      fromService--;
+    }
   }
 
   /** Pending response routes, for tests and monitoring. */
@@ -288,13 +485,16 @@ function stagedLinks(a: Account, staged: Map<Account, Links>): Links {
  * Makes `links` the routes of `accounts`: an account without an entry routes in its
  * own index alone again. Service responses still pending (a request routed before a
  * reload) keep their way back, as the reference carries its reverse-response map
- * over to the reloaded account.
+ * over to the reloaded account. The subscriptions already there get the shadows of
+ * the new stream imports in place of the old ones.
  */
 export function installLinks(
   accounts: Iterable<Account>,
   links: ReadonlyMap<Account, Links>,
 ): void {
-  for (const a of accounts) {
+  const list = [...accounts];
+  for (const a of list) if (a.links instanceof Links) a.links.unshadowAll();
+  for (const a of list) {
     const before = a.links instanceof Links ? a.links.responses : null;
     let next: Links | null = links.get(a) ?? null;
     if (before !== null && before.size > 0) {
@@ -303,6 +503,7 @@ export function installLinks(
     }
     a.links = next;
   }
+  for (const a of list) if (a.links instanceof Links) a.links.shadowAll();
 }
 
 // ---- wiring exports and imports -----------------------------------------------------
@@ -366,15 +567,20 @@ export function linkAccounts(
       if (i.kind === 'stream') {
         const prefix = i.prefix ?? '';
         const to = i.to ?? '';
-        const local = prefix !== '' ? `${prefix}.${i.subject}` : to !== '' ? to : i.subject;
+        // As the reference's AddStreamImport: the prefix and a dot, unless it ends in one.
+        const local =
+          prefix !== ''
+            ? `${prefix}${prefix.endsWith('.') ? '' : '.'}${i.subject}`
+            : to !== ''
+              ? to
+              : i.subject;
         if (!isValidSubject(local, true)) {
           throw new LinkError(
             `Error adding stream import ${JSON.stringify(local)}: invalid subject`,
           );
         }
-        const exp = stagedLinks(exporter, staged);
-        exp.streams ??= new Sublist<StreamRoute>();
-        exp.streams.insert(new StreamRoute(i.subject, importer, new SubjectMap(i.subject, local)));
+        const imp = stagedLinks(importer, staged);
+        (imp.streams ??= []).push(new StreamImport(exporter, i.subject, local));
       } else {
         const local = (i.to ?? '') !== '' ? i.to! : i.subject;
         if (!isValidSubject(local, true)) {
@@ -382,6 +588,9 @@ export function linkAccounts(
             `Error adding service import ${JSON.stringify(local)}: invalid subject`,
           );
         }
+        // The exporter routes the responses back: it has links from the start (in a
+        // cluster, it then wants its `_R_.` subjects from every server).
+        stagedLinks(exporter, staged);
         const imp = stagedLinks(importer, staged);
         imp.services ??= new Sublist<ServiceRoute>();
         imp.services.insert(

@@ -29,6 +29,7 @@ import type { SecurityOptions } from './options.js';
 import { Security } from './security.js';
 import { DEFAULT_TLS_TIMEOUT, TlsConfigError } from './tls.js';
 import type { UserConfig } from './users.js';
+import { installLinks } from './accounts.js';
 
 /** The config sections the security layer reads (canonical names, see config.ts). */
 export const SECURITY_SECTIONS: readonly string[] = [
@@ -242,7 +243,11 @@ function uninstall(server: Server): void {
     if (name !== server.globalAccount.name) server.accounts.delete(name);
   }
   const g = server.globalAccount;
-  if (g.links !== null) g.links = null;
+  if (g.links !== null) {
+    // Its stream import shadows go first.
+    installLinks([g], new Map());
+    g.links = null;
+  }
   server.security = null;
   server.authRequired = false;
 }

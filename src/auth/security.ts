@@ -452,14 +452,22 @@ export class Security implements SecurityHooks {
   }
 }
 
-/** Moves a client (and any subscriptions it already has) to another account. */
+/**
+ * Moves a client (and any subscriptions it already has) to another account; their
+ * interest for the other servers and their stream import shadows move with them.
+ */
 function moveToAccount(c: Client, account: Account): void {
   if (c.account === account) return;
+  const server = c.server;
   for (const sub of c.subs.values()) {
+    server.subscriptionRemoved(sub);
     c.account.sublist.remove(sub);
-    account.sublist.insert(sub);
   }
   c.account = account;
+  for (const sub of c.subs.values()) {
+    account.sublist.insert(sub);
+    server.subscriptionAdded(sub);
+  }
 }
 
 function setPermissions(c: Client, p: CompiledPermissions | null): void {

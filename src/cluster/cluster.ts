@@ -12,6 +12,7 @@ import { BcryptCache } from '../auth/bcrypt-cache.js';
 import { checkSecret } from '../auth/users.js';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import { sendAsyncInfo } from '../server/async-info.js';
+import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import type { ClusterHooks, Server } from '../server/server.js';
 import type { Subscription } from '../server/subscription.js';
@@ -405,9 +406,9 @@ export class Cluster implements ClusterHooks {
 
   // ---- interest -------------------------------------------------------------------
 
-  localInterest(sub: Subscription, delta: number): void {
+  localInterest(account: Account, sub: Subscription, delta: number): void {
     if (sub.route !== null) return;
-    const change = this.interest.update(sub.client.account.name, sub.subject, sub.queue, delta);
+    const change = this.interest.update(account.name, sub.subject, sub.queue, delta);
     if (change === null || this.routes.size === 0 || !this.canImport(sub.subject)) return;
     const line = interestLine(change);
     for (const r of this.routes.values()) r.sendProto(line);

@@ -10,12 +10,17 @@ import type { RouteSink, Subscription } from './subscription.js';
 export const GLOBAL_ACCOUNT = '$G';
 
 /**
- * Routing beyond the account's own index: stream exports to importers, service
- * imports to exporters and their responses back (src/auth/accounts.ts).
+ * Routing beyond the account's own index (src/auth/accounts.ts): service imports to
+ * exporters and their responses back, and the shadows of stream imports, which
+ * stand for this account's subscriptions in the exporters' indexes.
  */
 export interface AccountLinks {
   /** Routes m on to linked accounts; returns how many subscriptions received it. */
   route(publisher: Client | null, subject: string, m: PublishedMessage): number;
+  /** A local subscription of this account came: its stream imports' shadows. */
+  subscribed(sub: Subscription): void;
+  /** A local subscription of this account went: its shadows go too. */
+  unsubscribed(sub: Subscription): void;
 }
 
 export class Account {

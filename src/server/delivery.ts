@@ -21,13 +21,10 @@ export function deliver(sub: Subscription, m: PublishedMessage): boolean {
   if (sub.closed) return false;
   const max = sub.max;
   if (max > 0 && sub.delivered >= max) return false;
+  if (sub.internal !== null) return deliverInternal(sub, m);
   sub.delivered++;
   const c = sub.client;
-  if (sub.internal !== null) {
-    deliverInternal(sub, m);
-  } else {
-    writeMsg(c, sub, m);
-  }
+  writeMsg(c, sub, m);
   if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
   return true;
 }
@@ -130,7 +127,11 @@ export function finishMessage(
   c.queued();
 }
 
-function deliverInternal(sub: Subscription, m: PublishedMessage): void {
+/** deliver() for an in-process subscription or a stream import's shadow. */
+function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
+  if (sub.shadow !== null) return sub.shadow.deliver(m);
+  const max = sub.max;
+  sub.delivered++;
   const c = sub.client;
   c.outMsgs++;
   c.outBytes += m.size;
@@ -146,6 +147,8 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): void {
     payStart += m.hdr;
   }
   sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+  if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
+  return true;
 }
 
 /** `->> [MSG subject sid reply size]` (or RMSG), the line as written, as the reference traces it. */

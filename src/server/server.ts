@@ -45,8 +45,11 @@ export interface ClusterHooks {
   readonly name: string;
   /** Adds cluster and connect_urls to a client INFO under construction. */
   clientInfo(info: Record<string, unknown>, ldm: boolean): void;
-  /** A local subscription came (+1) or went (-1): interest for the other servers. */
-  localInterest(sub: Subscription, delta: number): void;
+  /**
+   * A local subscription came (+1) or went (-1) in account: interest for the other
+   * servers. A stream import's shadow counts in the exporting account.
+   */
+  localInterest(account: Account, sub: Subscription, delta: number): void;
   /** Right after a client's first PONG: a fresh INFO if the cluster changed since it connected. */
   afterFirstPong(c: Client): void;
   /** Lame duck mode begins: the other servers stop advertising this one. */
@@ -277,12 +280,16 @@ export class Server {
     this.subscriptionCount++;
     const p = sub.client.perms;
     if (p !== null) sub.filter = p.deliveryFilter(sub.subject);
-    if (this.cluster !== null) this.cluster.localInterest(sub, 1);
+    const account = sub.client.account;
+    if (this.cluster !== null) this.cluster.localInterest(account, sub, 1);
+    if (account.links !== null) account.links.subscribed(sub);
   }
 
   subscriptionRemoved(sub: Subscription): void {
     this.subscriptionCount--;
-    if (this.cluster !== null) this.cluster.localInterest(sub, -1);
+    const account = sub.client.account;
+    if (this.cluster !== null) this.cluster.localInterest(account, sub, -1);
+    if (account.links !== null) account.links.unsubscribed(sub);
   }
 
   afterFirstPong(c: Client): void {

@@ -36,6 +36,17 @@ export interface RouteSink {
   send(frame: number, account: Account, subject: string, m: PublishedMessage): number;
 }
 
+/**
+ * A stream import's stand-in for a subscription of the importing account, placed in
+ * the exporting account's index (src/auth/accounts.ts), as the reference's shadow
+ * subscription: a message matched there goes on to the importing subscription
+ * under the subject the import maps it to.
+ */
+export interface ShadowTarget {
+  /** Delivers m to the importing subscription; false when it could not take it. */
+  deliver(m: PublishedMessage): boolean;
+}
+
 export class Subscription {
   readonly client: Client;
   readonly subject: string;
@@ -56,6 +67,11 @@ export class Subscription {
   route: RouteSink | null = null;
   /** Queue members this one stands for: 1, or for a route the remote group's size. */
   weight = 1;
+  /**
+   * Set for a stream import's shadow (see ShadowTarget). Its `internal` is set too,
+   * so that delivery leaves the path of socket subscriptions at the one test it has.
+   */
+  shadow: ShadowTarget | null = null;
 
   constructor(
     client: Client,

@@ -4,6 +4,7 @@
 // Skipped, with the reason, only where nats-server cannot be installed.
 
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { connect, headers, type Msg, type NatsConnection } from 'nats';
 import { Server } from '../../src/server/server.js';
@@ -294,6 +295,8 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
           users: [{ user: 'a', password: 'a' }],
           exports: [
             { kind: 'stream', subject: 'feed.>' },
+            { kind: 'stream', subject: 'alerts.>' },
+            { kind: 'stream', subject: 'news.>' },
             { kind: 'service', subject: 'svc.>' },
           ],
         },
@@ -301,6 +304,8 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
           users: [{ user: 'b', password: 'b' }],
           imports: [
             { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+            { kind: 'stream', account: 'A', subject: 'alerts.fire', to: 'fire' },
+            { kind: 'stream', account: 'A', subject: 'news.*', to: 'headlines.*' },
             { kind: 'service', account: 'A', subject: 'svc.time', to: 'time' },
           ],
         },
@@ -314,9 +319,12 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
     writeFileSync(
       conf,
       `accounts {
-        A: { users: [ {user: a, password: a} ], exports: [ {stream: "feed.>"}, {service: "svc.>"} ] }
+        A: { users: [ {user: a, password: a} ],
+             exports: [ {stream: "feed.>"}, {stream: "alerts.>"}, {stream: "news.>"}, {service: "svc.>"} ] }
         B: { users: [ {user: b, password: b} ],
              imports: [ {stream: {account: A, subject: "feed.>"}, prefix: fromA}
+                        {stream: {account: A, subject: "alerts.fire"}, to: fire}
+                        {stream: {account: A, subject: "news.*"}, to: "headlines.*"}
                         {service: {account: A, subject: "svc.time"}, to: time} ] }
       }
       cluster { routes: [ nats-route://127.0.0.1:${cluster.port} ] }\n`,
@@ -417,6 +425,151 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
       assert.equal(r2.string(), 'wb-time');
     } finally {
       await Promise.all([refA.close(), refB.close(), wbA.close(), wbB.close()]);
+    }
+  });
+  it('delivers imported streams once, whichever kind of server publishes or subscribes', async () => {
+    const [refA, refB, wbA, wbB] = (await users()) as [
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+      NatsConnection,
+    ];
+    const more = await Promise.all([
+      connect({ servers: ref.url, user: 'b', pass: 'b' }),
+      connect({ servers: `127.0.0.1:${wb.port}`, user: 'b', pass: 'b' }),
+    ]);
+    try {
+      const got: string[] = [];
+      const subjects = ['fromA.feed.>', 'fire', 'headlines.*', '>'];
+      for (const [name, c] of [
+        ['ref', refB],
+        ['wb', wbB],
+      ] as const) {
+        for (const s of subjects) {
+          c.subscribe(s, {
+            callback: (_e, m) => got.push(`${name} ${s} ${m.subject} ${m.string()}`),
+          });
+        }
+      }
+      // One queue group of the importing account across both kinds of server.
+      for (const [name, c] of [
+        ['ref', more[0]],
+        ['wb', more[1]],
+      ] as const) {
+        c.subscribe('fromA.feed.>', {
+          queue: 'q',
+          callback: (_e, m) => got.push(`q ${m.subject} ${m.string()} (${name})`),
+        });
+      }
+      await Promise.all([refB, wbB, ...more].map((c) => c.flush()));
+      // Interest crosses in the exporting account, for each import the subscribers use.
+      const accA = wb.accounts.get('A')!;
+      await waitFor('the reference subscribers at wirebus', () =>
+        ['feed.x', 'alerts.fire', 'news.y'].every((s) =>
+          accA.sublist.match(s).psubs.some((sub) => sub.route !== null),
+        ),
+      );
+      await waitForAsync('the wirebus subscribers at the reference', async () => {
+        const subs = (await referenceRouteSubs(ref)).get(wb.id) ?? [];
+        return ['feed.>', 'alerts.fire', 'news.*'].every((s) => subs.includes(s));
+      });
+      const published: string[] = [];
+      for (const [name, c] of [
+        ['ref', refA],
+        ['wb', wbA],
+      ] as const) {
+        for (const subject of ['feed.x', 'alerts.fire', 'news.y', 'alerts.other']) {
+          c.publish(subject, name);
+          published.push(`${subject} ${name}`);
+        }
+        await c.flush();
+      }
+      const expected: string[] = [];
+      for (const from of ['ref', 'wb']) {
+        for (const sub of ['ref', 'wb']) {
+          expected.push(
+            `${sub} fromA.feed.> fromA.feed.x ${from}`,
+            `${sub} > fromA.feed.x ${from}`,
+            `${sub} fire fire ${from}`,
+            `${sub} > fire ${from}`,
+            `${sub} headlines.* headlines.y ${from}`,
+            `${sub} > headlines.y ${from}`,
+          );
+        }
+      }
+      await waitFor('every delivery', () => got.length >= expected.length + 2, 5000);
+      await sleep(300);
+      const queued = got.filter((g) => g.startsWith('q '));
+      assert.deepEqual(
+        queued.map((g) => g.replace(/ \((ref|wb)\)$/, '')).sort(),
+        ['q fromA.feed.x ref', 'q fromA.feed.x wb'],
+        'one member of the group each time',
+      );
+      assert.deepEqual(got.filter((g) => !g.startsWith('q ')).sort(), expected.sort());
+    } finally {
+      await Promise.all([refA, refB, wbA, wbB, ...more].map((c) => c.close()));
+    }
+  });
+  it('announces stream import interest where the reference does', async () => {
+    const [refB, wbB] = await Promise.all([
+      connect({ servers: ref.url, user: 'b', pass: 'b' }),
+      connect({ servers: `127.0.0.1:${wb.port}`, user: 'b', pass: 'b' }),
+    ]);
+    try {
+      // Subscriptions on the import's subject, narrower, wider, overlapping it, and
+      // covering several imports; the shadows' subjects come from each import.
+      const subjects = [
+        'fromA.feed.x',
+        'fromA.feed.*',
+        'fromA.>',
+        'fromA.*.x',
+        '*.feed.>',
+        '*',
+        'headlines.y',
+        'headlines.>',
+        'none.of.them',
+      ];
+      for (const c of [refB, wbB]) {
+        for (const subject of subjects) c.subscribe(subject);
+        c.subscribe('fromA.feed.x', { queue: 'q2' });
+      }
+      await Promise.all([refB.flush(), wbB.flush()]);
+      // The reference's /routez leaves the account out of a route's subscriptions:
+      // the two accounts' subjects here do not overlap.
+      const fromRef = (): string[] => {
+        const out: string[] = [];
+        for (const name of ['A', 'B']) {
+          wb.accounts.get(name)!.sublist.forEach((sub) => {
+            if (sub.route === null || sub.subject.startsWith('_R_.')) return;
+            out.push(`${sub.subject}${sub.queue === null ? '' : ' ' + sub.queue}`);
+          });
+        }
+        return out.sort();
+      };
+      const fromWb = async (): Promise<string[]> => {
+        const r = await ref.monitor('/routez?subs=detail');
+        const routes = (r.routes ?? []) as Record<string, unknown>[];
+        const route = routes.find((x) => x.remote_id === wb.id);
+        const list = (route?.subscriptions_list_detail ?? []) as Record<string, string>[];
+        return list
+          .filter((d) => !d.subject!.startsWith('_R_.'))
+          .map((d) => `${d.subject}${d.qgroup === undefined ? '' : ' ' + d.qgroup}`)
+          .sort();
+      };
+      let last: string[] = [];
+      await waitForAsync('the same interest both ways', async () => {
+        last = await fromWb();
+        return last.length > subjects.length && isDeepStrictEqual(last, fromRef());
+      }).catch(() => undefined); // the assertion below shows the difference
+      assert.deepEqual(last, fromRef());
+      // The exporter's subjects, as the reference places them.
+      const own = new Set([...subjects, 'fromA.feed.x q2']);
+      assert.deepEqual(
+        last.filter((l) => !own.has(l)),
+        ['alerts.fire', 'feed.*', 'feed.>', 'feed.x', 'feed.x q2', 'news.*', 'news.y'],
+      );
+    } finally {
+      await Promise.all([refB.close(), wbB.close()]);
     }
   });
 });

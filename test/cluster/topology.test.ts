@@ -241,4 +241,79 @@ describe('imports and exports across routes', () => {
       await n1.server.close();
     }
   });
+  it('delivers a stream once per subscription and queue group, from either node', async () => {
+    const security: SecurityOptions = {
+      accounts: {
+        A: {
+          users: [{ user: 'a', password: 'a' }],
+          exports: [
+            { kind: 'stream', subject: 'feed.>' },
+            { kind: 'stream', subject: 'news.>' },
+          ],
+        },
+        B: {
+          users: [{ user: 'b', password: 'b' }],
+          imports: [
+            { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+            { kind: 'stream', account: 'A', subject: 'news.*', to: 'headlines.*' },
+          ],
+        },
+      },
+    };
+    const n1 = await secureNode(security);
+    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
+    const conns: NatsConnection[] = [];
+    try {
+      await waitFor('the route', () => n1.cluster.routes.size === 1);
+      const nodes = [n1, n2];
+      const as = await Promise.all(
+        nodes.map((n) => connect({ servers: n.url, user: 'a', pass: 'a' })),
+      );
+      const bs = await Promise.all(
+        nodes.map((n) => connect({ servers: n.url, user: 'b', pass: 'b' })),
+      );
+      conns.push(...as, ...bs);
+      const got: string[] = [];
+      bs.forEach((b, i) => {
+        b.subscribe('fromA.>', {
+          callback: (_e, m) => got.push(`${i} ${m.subject} ${m.string()}`),
+        });
+        b.subscribe('headlines.*', {
+          callback: (_e, m) => got.push(`${i} ${m.subject} ${m.string()}`),
+        });
+        b.subscribe('fromA.feed.*', {
+          queue: 'q',
+          callback: (_e, m) => got.push(`q ${m.subject} ${m.string()}`),
+        });
+      });
+      await Promise.all(bs.map((b) => b.flush()));
+      for (const n of nodes) {
+        await waitFor('the shadows of the other node', () =>
+          ['feed.x', 'news.y'].every((s) =>
+            n.server.accounts
+              .get('A')!
+              .sublist.match(s)
+              .psubs.some((sub) => sub.route !== null),
+          ),
+        );
+      }
+      for (const [i, a] of as.entries()) {
+        a.publish('feed.x', `p${i}`);
+        a.publish('news.y', `p${i}`);
+        await a.flush();
+      }
+      const expected: string[] = [];
+      for (const p of ['p0', 'p1']) {
+        for (const i of [0, 1]) expected.push(`${i} fromA.feed.x ${p}`, `${i} headlines.y ${p}`);
+        expected.push(`q fromA.feed.x ${p}`);
+      }
+      await waitFor('every delivery', () => got.length >= expected.length);
+      await sleep(200);
+      assert.deepEqual(got.sort(), expected.sort());
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+      await n2.server.close();
+      await n1.server.close();
+    }
+  });
 });
