@@ -7,11 +7,11 @@
 import { seqFromLong, seqToLong } from '../protocol/int64.js';
 import { SubState, SubStateDelete, SubStateUpdate } from '../protocol/index.js';
 import type Long from 'long';
-import { StoreError } from './errors.js';
 import type { IoScheduler } from './file-io.js';
 import { TypedLog, replayLog, type RecordSink } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
-import type { StoredSub, SubInit, SubRecord, SubStore } from './types.js';
+import { SubStoreBase, type Mutable, type SubEntry } from './sub-store-base.js';
+import type { SubInit, SubRecord } from './types.js';
 
 export const SUBS_FILE = 'subs.dat';
 
@@ -21,15 +21,8 @@ const DELETE = 3;
 const ACK = 4;
 const SENT = 5;
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-interface Entry {
-  record: Mutable<SubRecord>;
-  readonly pending: Set<number>;
-}
-
 export interface RecoveredSubs {
-  readonly subs: Map<number, Entry>;
+  readonly subs: Map<number, SubEntry>;
   readonly maxId: number;
   readonly size: number;
   readonly records: number;
@@ -43,20 +36,17 @@ export interface SubStoreContext {
   readonly onChange: (() => void) | undefined;
 }
 
-export class FileSubStore implements SubStore {
-  private readonly subs: Map<number, Entry>;
-  private maxId: number;
+export class FileSubStore extends SubStoreBase<SubEntry> {
   private pendingCount = 0;
   readonly log: TypedLog;
 
   constructor(
     path: string,
-    private readonly maxSubscriptions: number,
+    maxSubscriptions: number,
     private readonly ctx: SubStoreContext,
     recovered: RecoveredSubs | undefined,
   ) {
-    this.subs = recovered?.subs ?? new Map<number, Entry>();
-    this.maxId = recovered?.maxId ?? 0;
+    super(maxSubscriptions, ctx.isClosed, recovered);
     for (const e of this.subs.values()) this.pendingCount += e.pending.size;
     this.log = new TypedLog(
       path,
@@ -71,42 +61,23 @@ export class FileSubStore implements SubStore {
     );
   }
 
-  get count(): number {
-    return this.subs.size;
-  }
-
   create(init: SubInit): SubRecord {
-    this.checkOpen();
-    if (this.maxSubscriptions > 0 && this.subs.size >= this.maxSubscriptions) {
-      throw new StoreError('TOO_MANY_SUBS');
-    }
-    const record = { ...init, id: ++this.maxId };
-    this.subs.set(record.id, { record, pending: new Set() });
+    const { record } = this.addNew(init);
     this.log.record(NEW, encodeSub(record));
     this.ctx.onChange?.();
     return record;
   }
 
   update(record: SubRecord): void {
-    this.checkOpen();
-    const entry = this.subs.get(record.id);
-    if (entry === undefined) {
-      // As the reference's file store: an update for an unknown ID records it.
-      this.subs.set(record.id, { record: { ...record }, pending: new Set() });
-      if (record.id > this.maxId) this.maxId = record.id;
-    } else {
-      entry.record = { ...record };
-    }
+    this.replace(record);
     this.log.record(UPDATE, encodeSub(record));
     this.ctx.onChange?.();
   }
 
   delete(id: number): void {
-    this.checkOpen();
-    const entry = this.subs.get(id);
+    const entry = this.remove(id);
     if (entry === undefined) return;
     this.pendingCount -= entry.pending.size;
-    this.subs.delete(id);
     this.log.record(DELETE, SubStateDelete.encode({ ID: seqToLong(id) }).finish());
     this.ctx.onChange?.();
   }
@@ -128,19 +99,8 @@ export class FileSubStore implements SubStore {
     this.log.update(ACK, id, sequence);
   }
 
-  /** A live view: it follows later changes to the subscription. */
-  get(id: number): StoredSub | undefined {
-    return this.subs.get(id);
-  }
-
-  all(): IterableIterator<StoredSub> {
-    return this.subs.values();
-  }
-
-  /** True while some subscription is not closed (max_inactivity). */
-  hasActive(): boolean {
-    for (const { record } of this.subs.values()) if (!record.isClosed) return true;
-    return false;
+  protected newEntry(record: Mutable<SubRecord>): SubEntry {
+    return { record, pending: new Set() };
   }
 
   // Live state as records. A delete of the highest ID ever given, first, keeps that ID
@@ -151,10 +111,6 @@ export class FileSubStore implements SubStore {
       out.record(NEW, encodeSub(record));
       for (const seq of pending) out.update(SENT, record.id, seq);
     }
-  }
-
-  private checkOpen(): void {
-    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
   }
 }
 
@@ -202,7 +158,7 @@ export async function recoverSubs(
   tuning: FileStoreTuning,
   warn: (text: string) => void,
 ): Promise<RecoveredSubs> {
-  const subs = new Map<number, Entry>();
+  const subs = new Map<number, SubEntry>();
   let maxId = 0;
   const { size, records } = await replayLog(path, tuning, warn, (type, payload) => {
     try {

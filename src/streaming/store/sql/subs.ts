@@ -8,18 +8,14 @@
 // just below the oldest sequence not written yet. After a crash the subscription
 // therefore resumes at most ACK_WINDOW_MS of deliveries early: those messages come
 // again (at-least-once), none is lost. close() writes everything.
-import { StoreError } from '../errors.js';
-import type { StoredSub, SubInit, SubRecord, SubStore } from '../types.js';
+import { SubStoreBase, type Mutable, type SubEntry } from '../sub-store-base.js';
+import type { SubInit, SubRecord } from '../types.js';
 import { bool, int, text } from './literal.js';
 
 /** How long a sent sequence may wait for its ack before it gets a row. */
 export const ACK_WINDOW_MS = 100;
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-interface Entry {
-  record: Mutable<SubRecord>;
-  readonly pending: Set<number>;
+interface Entry extends SubEntry {
   /** Sent sequences not written yet, in sending order, with when they were sent. */
   qSeq: number[];
   qTime: number[];
@@ -49,9 +45,7 @@ export interface SubChanges {
   readonly delSeqs: number[];
 }
 
-export class SqlSubStore implements SubStore {
-  private readonly subs = new Map<number, Entry>();
-  private maxId = 0;
+export class SqlSubStore extends SubStoreBase<Entry> {
   /** Subscriptions with something to write. */
   private readonly touched = new Set<number>();
   private readonly deleted = new Set<number>();
@@ -63,12 +57,10 @@ export class SqlSubStore implements SubStore {
 
   constructor(
     private readonly channelId: number,
-    private readonly maxSubscriptions: number,
+    maxSubscriptions: number,
     private readonly ctx: SqlSubContext,
-  ) {}
-
-  get count(): number {
-    return this.subs.size;
+  ) {
+    super(maxSubscriptions, ctx.isClosed);
   }
 
   /** The highest ID ever given, persisted so that IDs are never reused. */
@@ -77,33 +69,19 @@ export class SqlSubStore implements SubStore {
   }
 
   create(init: SubInit): SubRecord {
-    this.checkOpen();
-    if (this.maxSubscriptions > 0 && this.subs.size >= this.maxSubscriptions) {
-      throw new StoreError('TOO_MANY_SUBS');
-    }
-    const record = { ...init, id: ++this.maxId };
-    this.subs.set(record.id, newEntry(record, []));
+    const { record } = this.addNew(init);
     this.touch(record.id);
     return record;
   }
 
   update(record: SubRecord): void {
-    this.checkOpen();
-    const entry = this.subs.get(record.id);
-    if (entry === undefined) {
-      // As the reference's stores: an update for an unknown ID records it.
-      this.subs.set(record.id, newEntry({ ...record }, []));
-      if (record.id > this.maxId) this.maxId = record.id;
-    } else {
-      entry.record = { ...record };
-      entry.writtenLastSent = -1;
-    }
+    // The row is written again, whatever last_sent it holds.
+    this.replace(record).writtenLastSent = -1;
     this.touch(record.id);
   }
 
   delete(id: number): void {
-    this.checkOpen();
-    if (!this.subs.delete(id)) return;
+    if (this.remove(id) === undefined) return;
     this.touched.delete(id);
     this.deleted.add(id);
     // Its rows go with it (deleted first in the batch): none may be written after.
@@ -145,24 +123,9 @@ export class SqlSubStore implements SubStore {
     this.ctx.changed();
   }
 
-  /** A live view: it follows later changes to the subscription. */
-  get(id: number): StoredSub | undefined {
-    return this.subs.get(id);
-  }
-
-  all(): IterableIterator<StoredSub> {
-    return this.subs.values();
-  }
-
-  /** True while some subscription is not closed (max_inactivity). */
-  hasActive(): boolean {
-    for (const { record } of this.subs.values()) if (!record.isClosed) return true;
-    return false;
-  }
-
   /** Recovery: a subscription as the database has it. */
   restore(record: SubRecord, pending: Iterable<number>): void {
-    const e = newEntry({ ...record }, pending);
+    const e = makeEntry({ ...record }, pending);
     e.writtenLastSent = record.lastSent;
     this.subs.set(record.id, e);
     if (record.id > this.maxId) this.maxId = record.id;
@@ -244,14 +207,14 @@ export class SqlSubStore implements SubStore {
     this.delSeqs = [];
   }
 
+  protected newEntry(record: Mutable<SubRecord>): Entry {
+    return makeEntry(record, []);
+  }
+
   private touch(id: number): void {
     this.touched.add(id);
     this.ctx.changed();
     this.ctx.onChange?.();
-  }
-
-  private checkOpen(): void {
-    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
   }
 }
 
@@ -260,7 +223,7 @@ function without(id: number, subs: number[], seqs: number[]): [number[], number[
   return [subs.filter((_, i) => keep[i]), seqs.filter((_, i) => keep[i])];
 }
 
-function newEntry(record: Mutable<SubRecord>, pending: Iterable<number>): Entry {
+function makeEntry(record: Mutable<SubRecord>, pending: Iterable<number>): Entry {
   return { record, pending: new Set(pending), qSeq: [], qTime: [], qHead: 0, writtenLastSent: -1 };
 }
 
