@@ -44,6 +44,7 @@ export {
 
 export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
+export type { RouteTlsOptions } from './cluster/tls.js';
 
 export type StartOptions = Partial<ServerOptions> & {
   /**

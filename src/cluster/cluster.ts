@@ -6,7 +6,7 @@
 // reference's server/route.go is the model; its log lines are kept.
 
 import { randomBytes } from 'node:crypto';
-import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
+import { connect, createServer, isIP, type Server as NetServer, type Socket } from 'node:net';
 import { ClientPermissions, CompiledPermissions } from '../auth/permissions.js';
 import { BcryptCache } from '../auth/bcrypt-cache.js';
 import { checkSecret } from '../auth/users.js';
@@ -32,6 +32,7 @@ import {
   type RouteUrl,
 } from './options.js';
 import { Route } from './route.js';
+import { RouteTls } from './tls.js';
 import { RefCountedUrls, ownConnectUrls } from './urls.js';
 
 /** Service import responses (src/auth/accounts.ts): `_R_.<token>` in the exporter. */
@@ -81,6 +82,13 @@ export class Cluster implements ClusterHooks {
   private readonly bcrypt = new BcryptCache();
   private readonly importPerms: ClientPermissions | null;
   private readonly exportPerms: ClientPermissions | null;
+  /** TLS on route connections (`cluster { tls }`), for connections made from now on. */
+  tls: RouteTls | null;
+  /**
+   * The first host name among the configured routes: a route dialled by IP address
+   * (learned by gossip) checks the certificate for it (the reference's routeTLSName).
+   */
+  tlsName = '';
 
   constructor(server: Server, options: ClusterOptions) {
     this.server = server;
@@ -91,7 +99,9 @@ export class Cluster implements ClusterHooks {
       const u = parseRouteUrl(text);
       if (typeof u === 'string') throw new Error(u);
       if (!this.configured.some((c) => c.hostPort === u.hostPort)) this.configured.push(u);
+      if (this.tlsName === '' && isIP(u.host) === 0) this.tlsName = u.host;
     }
+    this.tls = options.tls === null ? null : new RouteTls(options.tls);
     const perms = options.permissions;
     this.importPerms =
       perms?.import != null
@@ -189,6 +199,11 @@ export class Cluster implements ClusterHooks {
       headers: !server.options.noHeaderSupport,
     };
     if (this.authRequired) info.auth_required = true;
+    if (this.tls !== null) {
+      // As the reference: cluster TLS always verifies the other side.
+      info.tls_required = true;
+      info.tls_verify = true;
+    }
     info.max_payload = server.options.maxPayload;
     if (ip !== '') info.ip = ip;
     info.cluster = this.name;
@@ -205,7 +220,7 @@ export class Cluster implements ClusterHooks {
     const c: Record<string, unknown> = { echo: true, verbose: false, pedantic: false };
     if (url.user !== '') c.user = url.user;
     if (url.password !== '') c.pass = url.password;
-    c.tls_required = false;
+    c.tls_required = this.tls !== null;
     c.headers = !this.server.options.noHeaderSupport;
     c.name = this.server.id;
     c.cluster = this.name;

@@ -4,7 +4,7 @@
 // names and rules (server/opts.go: parseCluster, overrideCluster). Importing this
 // module registers the flags and the block. Flags win over the file.
 
-import { parseAuthorization, parsePermissions } from '../auth/config.js';
+import { parseAuthorization, parsePermissions, parseTls } from '../auth/config.js';
 import { ConfigError, type ConfMap, type ConfValue } from '../config/conf.js';
 import { registerFlag, UsageError, type CommandLine } from '../config/flags.js';
 import {
@@ -120,9 +120,7 @@ export function readClusterBlock(v: ConfValue, warnings: string[]): Partial<Clus
         break;
       }
       case 'tls':
-        warnings.push(
-          `${e.file}:${e.line}:${e.col}: cluster "tls" is not supported by wirebus and is ignored`,
-        );
+        o.tls = parseTls(e.value);
         break;
       default:
         if (!e.usedAsVariable) throw new ConfigError(e, `unknown field "${e.key}"`);

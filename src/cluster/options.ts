@@ -3,6 +3,7 @@
 // the parsing of route URLs.
 
 import type { SubjectPermission } from '../auth/permissions.js';
+import type { RouteTlsOptions } from './tls.js';
 
 /** The reference's defaults (server/const.go), in milliseconds unless noted. */
 export const ROUTE_CONNECT_DELAY = 1000;
@@ -44,6 +45,8 @@ export interface ClusterOptions {
   /** Seconds a connecting server has to send its CONNECT when credentials are required. */
   authTimeout: number;
   permissions: RoutePermissions | null;
+  /** TLS on every route connection, both ways (`cluster { tls { ... } }`); null for none. */
+  tls: RouteTlsOptions | null;
 }
 
 export const defaultClusterOptions: Readonly<ClusterOptions> = {
@@ -58,6 +61,7 @@ export const defaultClusterOptions: Readonly<ClusterOptions> = {
   password: '',
   authTimeout: DEFAULT_ROUTE_AUTH_TIMEOUT,
   permissions: null,
+  tls: null,
 };
 
 export function resolveClusterOptions(partial: Partial<ClusterOptions>): ClusterOptions {

@@ -15,6 +15,7 @@ import type { Cluster } from './cluster.js';
 import { deliverRouted } from './inbound.js';
 import type { RouteUrl } from './options.js';
 import { RouteParseFailure, RouteParser, type RouteParserHandler } from './parser.js';
+import { describeSession, RouteTlsError } from './tls.js';
 
 const PING = Buffer.from('PING\r\n');
 const PONG = Buffer.from('PONG\r\n');
@@ -91,6 +92,10 @@ export class Route implements RouteParserHandler, RouteSink {
     this.url = url;
     this.explicit = explicit;
     socket.setNoDelay(true);
+  }
+
+  /** Reads from socket: the connection's own, or the TLS socket on top of it. */
+  private attach(socket: Socket): void {
     socket.on('data', (chunk: Buffer) => {
       this.onData(chunk);
     });
@@ -108,8 +113,62 @@ export class Route implements RouteParserHandler, RouteSink {
     });
   }
 
-  /** Sends CONNECT (when dialled) and INFO, and starts the timers. */
+  /**
+   * With cluster TLS, the handshake first (as the reference, before anything else is
+   * said); then CONNECT (when dialled) and INFO, and the timers.
+   */
   begin(): void {
+    const socket = this.client.socket!;
+    const tls = this.cluster.tls;
+    if (tls === null) {
+      this.attach(socket);
+      this.created();
+      return;
+    }
+    const logger = this.cluster.server.logger;
+    // Until the handshake is done, a connection that goes is a route that goes.
+    const gone = (): void => {
+      this.close(CloseReason.clientClosed);
+    };
+    socket.on('error', gone);
+    socket.on('close', gone);
+    if (logger.debugEnabled) {
+      logger.debug(
+        `${this.label()} - Starting TLS route ${this.didSolicit ? 'client' : 'server'} handshake`,
+      );
+    }
+    const handshake = this.didSolicit
+      ? tls.dial(socket, this.url!.host, this.cluster.tlsName)
+      : tls.accept(socket);
+    handshake.then(
+      (secure) => {
+        socket.off('error', gone);
+        socket.off('close', gone);
+        if (this.closed) {
+          secure.destroy();
+          return;
+        }
+        // Client.close() writes to and ends c.socket: from now on the TLS socket.
+        this.client.socket = secure;
+        if (logger.debugEnabled) {
+          logger.debug(`${this.label()} - TLS handshake complete`);
+          logger.debug(`${this.label()} - ${describeSession(secure)}`);
+        }
+        this.attach(secure);
+        this.created();
+      },
+      (err: unknown) => {
+        if (this.closed) return;
+        const timeout = err instanceof RouteTlsError && err.timeout;
+        const text = err instanceof Error ? err.message : String(err);
+        logger.error(`${this.label()} - ${timeout ? text : `TLS route handshake error: ${text}`}`);
+        this.close(CloseReason.tlsHandshake);
+      },
+    );
+  }
+
+  /** The connection is usable: CONNECT (when dialled), INFO, the timers. */
+  private created(): void {
     const cluster = this.cluster;
     cluster.server.logger.info(`${this.label()} - Route connection created`);
     if (this.didSolicit) this.sendProto(cluster.connectLine(this.url!), 'CONNECT');
