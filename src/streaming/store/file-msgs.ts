@@ -1,13 +1,13 @@
 // The messages of one channel in the FILE store: an append-only log in slices
 // (file-slice.ts), a ring of recently stored messages for delivery, read-ahead blocks
 // for subscriptions that catch up, and the limits of the reference (max_msgs and
-// max_bytes on every store, max_age by a timer). Limits drop leading messages one by
-// one, or a whole slice at once when all of it must go; a slice whose messages are
-// all gone is deleted (except the last, whose records still tell the last sequence).
+// max_bytes on every store, max_age by a timer: msg-store-base.ts). Limits drop
+// leading messages one by one, or a whole slice at once when all of it must go; a
+// slice whose messages are all gone is deleted (except the last, whose records still
+// tell the last sequence).
 import { unlink } from 'node:fs/promises';
 import Long from 'long';
-import { millisToNanos, MAX_SEQUENCE, nowNanos } from '../protocol/int64.js';
-import { StoreError } from './errors.js';
+import { nowNanos } from '../protocol/int64.js';
 import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
@@ -15,9 +15,8 @@ import { blockEnd, readBlock, type ReadBlock } from './file-read.js';
 import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
-import { droppingMsgsWarning } from './log.js';
-import { startTimer } from './timers.js';
-import type { MsgStore, StoredMsg } from './types.js';
+import { MsgStoreBase } from './msg-store-base.js';
+import type { StoredMsg } from './types.js';
 import { writeFirstSeq } from './file-meta.js';
 
 export interface FileMsgContext {
@@ -41,12 +40,8 @@ const RING_MAX = 65536;
 const READ_BLOCKS = 4;
 const RESIDENT_EXTRA = 2;
 
-export class FileMsgStore implements MsgStore {
+export class FileMsgStore extends MsgStoreBase {
   private slices: Slice[];
-  private first = 0;
-  private last = 0;
-  private total = 0;
-  private size = 0;
   private nextNum: number;
   // Recently stored messages: ring[seq & mask] for seq in [ringFirst, last].
   private ring: (StoredMsg | undefined)[] = new Array<StoredMsg | undefined>(RING_MIN);
@@ -60,20 +55,17 @@ export class FileMsgStore implements MsgStore {
   private readonly used = new WeakMap<Slice, number>();
   private firstDirty = false;
   private deleted = false;
-  private ageTimer: NodeJS.Timeout | undefined;
-  private readonly maxAgeNanos: Long | undefined;
-  private hitLimit = false;
 
   constructor(
-    private readonly channel: string,
+    channel: string,
     readonly dir: string,
-    private readonly limits: ChannelLimits,
+    limits: ChannelLimits,
     private readonly ctx: FileMsgContext,
     /** channel.dat: the first sequence, so limits do not come undone after a restart. */
     private readonly metaFile: StoreFile,
     recovered: RecoveredMsgs | undefined,
   ) {
-    this.maxAgeNanos = limits.maxAge > 0 ? millisToNanos(limits.maxAge) : undefined;
+    super(channel, limits, ctx.isClosed, ctx.warn);
     this.slices = recovered?.slices ?? [];
     this.nextNum = recovered?.nextNum ?? 1;
     const tail = this.slices[this.slices.length - 1];
@@ -89,62 +81,36 @@ export class FileMsgStore implements MsgStore {
     }
   }
 
-  get firstSequence(): number {
-    return this.first;
-  }
-
-  get lastSequence(): number {
-    return this.last;
-  }
-
-  get count(): number {
-    return this.total;
-  }
-
-  get bytes(): number {
-    return this.size;
-  }
-
   /** Slices on disk (tests and monitoring). */
   get sliceCount(): number {
     return this.slices.length;
   }
 
   store(msg: StoredMsg): boolean {
-    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+    this.checkOpen();
     // After a write error nothing is durable any more: refuse rather than pile up.
     if (this.ctx.io.failure !== undefined) throw this.ctx.io.failure;
     const seq = msg.sequence;
-    if (seq <= this.last) return false;
-    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {
-      throw new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
-    }
+    if (!this.isNewSequence(seq)) return false;
     const encoded = msg.encoded;
     let tail = this.slices[this.slices.length - 1];
-    if (this.total === 0) {
-      // Empty (never used, or everything dropped): it may resume anywhere after last.
+    if (this.startsOver(seq)) {
+      // Every message of the tail is dropped: it is kept only if this one continues it.
       if (tail !== undefined && (seq !== this.last + 1 || tail.count === 0)) {
         this.dropSlice(tail);
         tail = undefined;
       }
-      this.first = seq;
       this.ringFirst = seq;
       this.ringCount = 0;
       this.ringBytes = 0;
-    } else if (seq !== this.last + 1) {
-      throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
     }
     if (tail === undefined || this.isFull(tail, RECORD_HEADER_SIZE + encoded.length)) {
       tail = this.newSlice();
     }
     const ts = msg.timestamp;
     tail.append(seq, ts.low, ts.high, encoded);
-    this.last = seq;
-    this.total++;
-    this.size += encoded.length + MSG_OVERHEAD;
     this.remember(msg);
-    if (this.maxAgeNanos !== undefined && this.ageTimer === undefined) this.scheduleExpiry();
-    this.enforceCountAndSize();
+    this.added(seq, encoded.length + MSG_OVERHEAD);
     this.ctx.onStored?.();
     return true;
   }
@@ -164,9 +130,7 @@ export class FileMsgStore implements MsgStore {
     return this.readFrom(slice, sequence);
   }
 
-  sequenceFromTimestamp(timestamp: Long): number | Promise<number> {
-    if (this.first === 0) return 0;
-    if (this.total === 0) return this.last + 1;
+  protected seekTimestamp(timestamp: Long): number | Promise<number> {
     const { high, low } = timestamp;
     // Slices are in time order: the first whose last message is not older holds it.
     let lo = this.headIndex();
@@ -186,23 +150,13 @@ export class FileMsgStore implements MsgStore {
   }
 
   empty(): void {
-    this.stopTimer();
+    this.reset();
     for (const s of this.slices.splice(0)) this.dropSlice(s);
-    this.first = 0;
-    this.last = 0;
-    this.total = 0;
-    this.size = 0;
     this.ringCount = 0;
     this.ringBytes = 0;
     this.ring.fill(undefined);
     this.blocks = [];
-    this.hitLimit = false;
     this.markFirstDirty();
-  }
-
-  stopTimer(): void {
-    if (this.ageTimer !== undefined) clearTimeout(this.ageTimer);
-    this.ageTimer = undefined;
   }
 
   /** The channel is deleted: queued file work on its (old) paths is skipped. */
@@ -373,31 +327,20 @@ export class FileMsgStore implements MsgStore {
 
   // ---- limits ------------------------------------------------------------------
 
-  // The newest message always stays, even when it alone exceeds max_bytes.
-  private enforceCountAndSize(): void {
+  // All of the head slice would go one by one: drop it whole, without reading its index.
+  protected override dropOverLimit(): void {
     const { maxMsgs, maxBytes } = this.limits;
-    if (maxMsgs <= 0 && maxBytes <= 0) return;
-    while (
-      this.total > 1 &&
-      ((maxMsgs > 0 && this.total > maxMsgs) || (maxBytes > 0 && this.size > maxBytes))
+    const head = this.slices[0]!;
+    const headLive = head.lastSeq - this.first + 1;
+    if (
+      this.slices.length > 1 &&
+      headLive < this.total &&
+      ((maxMsgs > 0 && this.total - headLive >= maxMsgs) ||
+        (maxBytes > 0 && this.size - head.liveBytes >= maxBytes))
     ) {
-      const head = this.slices[0]!;
-      const headLive = head.lastSeq - this.first + 1;
-      // All of the head would go one by one: drop it whole, without reading its index.
-      if (
-        this.slices.length > 1 &&
-        headLive < this.total &&
-        ((maxMsgs > 0 && this.total - headLive >= maxMsgs) ||
-          (maxBytes > 0 && this.size - head.liveBytes >= maxBytes))
-      ) {
-        this.dropHead(head, headLive);
-      } else {
-        this.removeFirst();
-      }
-      if (!this.hitLimit) {
-        this.hitLimit = true;
-        this.ctx.warn(droppingMsgsWarning(this.channel, this.total, maxMsgs, this.size, maxBytes));
-      }
+      this.dropHead(head, headLive);
+    } else {
+      this.dropOldest();
     }
   }
 
@@ -410,7 +353,7 @@ export class FileMsgStore implements MsgStore {
   }
 
   // Dropping a message moves first_seq; once all are gone first = last + 1.
-  private removeFirst(): void {
+  protected dropOldest(): void {
     const head = this.slices[0]!;
     if (head.index === undefined) {
       head.loadIndexSync();
@@ -444,16 +387,15 @@ export class FileMsgStore implements MsgStore {
     return { high: head.tsHighOf(this.first), low: head.tsLowOf(this.first) };
   }
 
-  private scheduleExpiry(): void {
+  protected oldestTimestamp(): Long {
     const { high, low } = this.headTs();
-    const waitNanos = Long.fromBits(low, high).add(this.maxAgeNanos!).subtract(nowNanos());
-    this.ageTimer = startTimer(waitNanos.toNumber() / 1e6, () => {
-      this.ageTimer = undefined;
-      if (!this.ctx.isClosed()) this.expire();
-    });
+    return Long.fromBits(low, high);
   }
 
-  private expire(): void {
+  // As the base's, but a whole slice goes at once when all of its messages are expired
+  // (without reading its index), and timestamps are compared as the int64 halves the
+  // slices keep, without a Long per message.
+  protected override expire(): void {
     const cutoff = nowNanos().subtract(this.maxAgeNanos!);
     while (this.total > 0) {
       const head = this.slices[0]!;
@@ -471,7 +413,7 @@ export class FileMsgStore implements MsgStore {
         this.scheduleExpiry();
         return;
       }
-      this.removeFirst();
+      this.dropOldest();
     }
   }
 }

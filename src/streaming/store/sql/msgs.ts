@@ -7,17 +7,15 @@
 // PostgreSQL's cost is per row far more than per byte.
 //
 // Older messages are read back a block at a time, with read-ahead, for subscribers
-// catching up. Limits work on the in-memory MsgIndex, as the memory store's do;
+// catching up. Limits (msg-store-base.ts) work on the in-memory MsgIndex;
 // blocks entirely below first_seq are deleted in the next batch (a block partly
 // below it stays until its last message goes: the channel row's first_seq, written
 // in the same transaction, says where the channel starts).
 import type Long from 'long';
-import { MAX_SEQUENCE, millisToNanos, nowNanos } from '../../protocol/int64.js';
 import { StoreError } from '../errors.js';
 import type { ChannelLimits } from '../limits.js';
-import { droppingMsgsWarning } from '../log.js';
-import { startTimer } from '../timers.js';
-import type { MsgStore, StoredMsg } from '../types.js';
+import { MsgStoreBase } from '../msg-store-base.js';
+import type { StoredMsg } from '../types.js';
 import { int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
@@ -71,11 +69,7 @@ export interface MsgChanges {
   readonly upTo: number;
 }
 
-export class SqlMsgStore implements MsgStore {
-  private first = 0;
-  private last = 0;
-  private total = 0;
-  private size = 0;
+export class SqlMsgStore extends MsgStoreBase {
   private readonly index = new MsgIndex();
   private readonly recent = new Map<number, StoredMsg>();
   private recentBytes = 0;
@@ -88,61 +82,30 @@ export class SqlMsgStore implements MsgStore {
   private emptied = false;
   /** Highest sequence committed: `recent` may forget messages up to it. */
   private committed = 0;
-  private ageTimer: NodeJS.Timeout | undefined;
-  private readonly maxAgeNanos: Long | undefined;
-  private hitLimit = false;
 
   constructor(
-    private readonly channel: string,
+    channel: string,
     private readonly channelId: number,
-    private readonly limits: ChannelLimits,
+    limits: ChannelLimits,
     private readonly ctx: SqlMsgContext,
   ) {
-    this.maxAgeNanos = limits.maxAge > 0 ? millisToNanos(limits.maxAge) : undefined;
-  }
-
-  get firstSequence(): number {
-    return this.first;
-  }
-
-  get lastSequence(): number {
-    return this.last;
-  }
-
-  get count(): number {
-    return this.total;
-  }
-
-  get bytes(): number {
-    return this.size;
+    super(channel, limits, ctx.isClosed, ctx.warn);
   }
 
   store(msg: StoredMsg): boolean {
-    if (this.ctx.isClosed()) throw new StoreError('CLOSED');
+    this.checkOpen();
     const seq = msg.sequence;
-    if (seq <= this.last) return false;
-    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {
-      throw new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
-    }
+    if (!this.isNewSequence(seq)) return false;
     // Refused rather than acknowledged later: the publisher gets this text at once.
     const down = this.ctx.unavailable();
     if (down !== undefined)
       throw new StoreError('UNAVAILABLE', `store unavailable: ${down.message}`);
-    if (this.total === 0) {
-      this.first = seq;
-      this.index.clear();
-    } else if (seq !== this.last + 1) {
-      throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
-    }
+    if (this.startsOver(seq)) this.index.clear();
     const len = msg.encoded.length;
     this.recent.set(seq, msg);
     this.recentBytes += len;
     this.index.push(len, msg.timestamp);
-    this.last = seq;
-    this.total++;
-    this.size += len;
-    if (this.maxAgeNanos !== undefined && this.ageTimer === undefined) this.scheduleExpiry();
-    this.enforceCountAndSize();
+    this.added(seq, len);
     this.ctx.changed();
     this.ctx.onStored?.();
     return true;
@@ -155,31 +118,15 @@ export class SqlMsgStore implements MsgStore {
     return this.read(sequence);
   }
 
-  sequenceFromTimestamp(timestamp: Long): number {
-    if (this.first === 0) return 0;
-    if (this.total === 0) return this.last + 1;
-    return this.first + this.index.firstAtOrAfter(timestamp);
-  }
-
   empty(): void {
-    this.stopTimer();
-    this.first = 0;
-    this.last = 0;
-    this.total = 0;
-    this.size = 0;
+    this.reset();
     this.index.clear();
     this.recent.clear();
     this.recentBytes = 0;
     this.cache.clear();
     this.taken = 0;
     this.emptied = true;
-    this.hitLimit = false;
     this.ctx.changed();
-  }
-
-  stopTimer(): void {
-    if (this.ageTimer !== undefined) clearTimeout(this.ageTimer);
-    this.ageTimer = undefined;
   }
 
   /** Recovery: one stored message's index entry (in sequence order). */
@@ -302,25 +249,15 @@ export class SqlMsgStore implements MsgStore {
     return this.recent.get(sequence) ?? this.cache.get(sequence);
   }
 
-  // The newest message always stays, even when it alone exceeds max_bytes.
-  private enforceCountAndSize(): void {
-    const { maxMsgs, maxBytes } = this.limits;
-    if (maxMsgs <= 0 && maxBytes <= 0) return;
-    while (
-      this.total > 1 &&
-      ((maxMsgs > 0 && this.total > maxMsgs) || (maxBytes > 0 && this.size > maxBytes))
-    ) {
-      this.removeFirst();
-      if (!this.hitLimit) {
-        this.hitLimit = true;
-        this.ctx.warn?.(
-          droppingMsgsWarning(this.channel, this.total, maxMsgs, this.size, maxBytes),
-        );
-      }
-    }
+  protected seekTimestamp(timestamp: Long): number {
+    return this.first + this.index.firstAtOrAfter(timestamp);
   }
 
-  private removeFirst(): void {
+  protected oldestTimestamp(): Long {
+    return this.index.timestamp(0);
+  }
+
+  protected dropOldest(): void {
     const seq = this.first;
     this.size -= this.index.shift();
     this.first++;
@@ -333,26 +270,10 @@ export class SqlMsgStore implements MsgStore {
     this.cache.delete(seq);
   }
 
-  private scheduleExpiry(): void {
-    const waitNanos = this.index.timestamp(0).add(this.maxAgeNanos!).subtract(nowNanos());
-    this.ageTimer = startTimer(waitNanos.toNumber() / 1e6, () => {
-      this.expire();
-    });
-  }
-
-  private expire(): void {
-    this.ageTimer = undefined;
-    if (this.ctx.isClosed() || this.maxAgeNanos === undefined) return;
-    const now = nowNanos();
-    let dropped = false;
-    while (this.total > 0) {
-      if (this.index.timestamp(0).add(this.maxAgeNanos).greaterThan(now)) {
-        this.scheduleExpiry();
-        break;
-      }
-      this.removeFirst();
-      dropped = true;
-    }
-    if (dropped) this.ctx.changed();
+  // Messages that expire join the next batch, as stored ones do.
+  protected override expire(): void {
+    const before = this.total;
+    super.expire();
+    if (this.total !== before) this.ctx.changed();
   }
 }
