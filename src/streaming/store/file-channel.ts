@@ -9,7 +9,7 @@ import { recoverMsgs } from './file-msgs-recover.js';
 import { FileMsgStore, type RecoveredMsgs } from './file-msgs.js';
 import { sliceLimits, type FileStoreTuning } from './file-options.js';
 import { FileSubStore, recoverSubs, SUBS_FILE, type RecoveredSubs } from './file-subs.js';
-import { InactivityWatch } from './inactivity.js';
+import { watchChannelInactivity, type InactivityWatch } from './inactivity.js';
 import type { ChannelLimits } from './limits.js';
 import type { ChannelStore, StoreHooks } from './types.js';
 
@@ -39,18 +39,8 @@ export class FileChannel implements ChannelStore {
     ctx: ChannelContext,
     recovered: RecoveredChannel | undefined,
   ) {
-    const report = ctx.hooks.onChannelInactive;
-    this.watch =
-      limits.maxInactivity > 0 && report !== undefined
-        ? new InactivityWatch(
-            limits.maxInactivity,
-            () => this.subs.hasActive(),
-            () => {
-              report(name);
-            },
-          )
-        : undefined;
-    const touch = this.watch === undefined ? undefined : this.touch.bind(this);
+    this.watch = watchChannelInactivity(name, limits, ctx.hooks, () => this.subs.hasActive());
+    const touch = this.watch?.touch;
     this.meta = new StoreFile(join(dir, CHANNEL_META));
     this.msgs = new FileMsgStore(
       name,
@@ -84,10 +74,6 @@ export class FileChannel implements ChannelStore {
     const files = [...this.msgs.files(), this.subs.log.file, this.meta];
     for (const f of files) f.dead = true;
     return files;
-  }
-
-  private touch(): void {
-    this.watch!.touch();
   }
 }
 

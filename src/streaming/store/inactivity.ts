@@ -3,7 +3,27 @@
 // The server decides what to do (the reference deletes the channel). Any store type
 // uses it: activity is reported by the store's own write calls.
 
+import type { ChannelLimits } from './limits.js';
 import { startTimer } from './timers.js';
+import type { StoreHooks } from './types.js';
+
+/**
+ * The max_inactivity watch of channel `name`, if it needs one: max_inactivity is set
+ * and the store's owner listens (onChannelInactive). Without one, a channel's stores
+ * make no call at all on activity.
+ */
+export function watchChannelInactivity(
+  name: string,
+  limits: ChannelLimits,
+  hooks: StoreHooks,
+  hasActiveSubs: () => boolean,
+): InactivityWatch | undefined {
+  const report = hooks.onChannelInactive;
+  if (limits.maxInactivity <= 0 || report === undefined) return undefined;
+  return new InactivityWatch(limits.maxInactivity, hasActiveSubs, () => {
+    report(name);
+  });
+}
 
 export class InactivityWatch {
   private lastActivity: number;
@@ -23,13 +43,14 @@ export class InactivityWatch {
 
   /**
    * A publish or a subscription change. Cheap enough for every publish: it only
-   * records the time, and the timer is moved when it fires.
+   * records the time, and the timer is moved when it fires. A bound function: the
+   * channel's stores are given it as their activity callback.
    */
-  touch(): void {
+  readonly touch = (): void => {
     this.lastActivity = Date.now();
     this.reported = false;
     if (this.timer === undefined && !this.stopped) this.arm(this.maxIdleMs);
-  }
+  };
 
   stop(): void {
     this.stopped = true;

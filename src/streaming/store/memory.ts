@@ -4,7 +4,7 @@
 // max_inactivity is reported through the onChannelInactive hook.
 import { ChannelRegistry } from './channel-registry.js';
 import { StoreError } from './errors.js';
-import { InactivityWatch } from './inactivity.js';
+import { watchChannelInactivity, type InactivityWatch } from './inactivity.js';
 import type { ChannelLimits, StoreLimitsConfig } from './limits.js';
 import { ResolvedLimits } from './limits.js';
 import { MemoryMsgStore } from './memory-msgs.js';
@@ -37,18 +37,8 @@ class MemoryChannel implements ChannelStore {
     isClosed: () => boolean,
     hooks: StoreHooks,
   ) {
-    const report = hooks.onChannelInactive;
-    this.watch =
-      limits.maxInactivity > 0 && report !== undefined
-        ? new InactivityWatch(
-            limits.maxInactivity,
-            () => this.subs.hasActive(),
-            () => {
-              report(name);
-            },
-          )
-        : undefined;
-    const touch = this.watch === undefined ? undefined : this.touch.bind(this);
+    this.watch = watchChannelInactivity(name, limits, hooks, () => this.subs.hasActive());
+    const touch = this.watch?.touch;
     this.msgs = new MemoryMsgStore(name, limits, { isClosed, warn: hooks.warn, onStored: touch });
     this.subs = new MemorySubStore(limits.maxSubscriptions, isClosed, touch);
   }
@@ -56,10 +46,6 @@ class MemoryChannel implements ChannelStore {
   dispose(): void {
     this.msgs.stopTimer();
     this.watch?.stop();
-  }
-
-  private touch(): void {
-    this.watch!.touch();
   }
 }
 

@@ -1,6 +1,6 @@
 // A channel of the SQL store: its message and subscription stores, its max_inactivity
 // watch, and its part of each batch.
-import { InactivityWatch } from '../inactivity.js';
+import { watchChannelInactivity, type InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
 import type { ChannelStore, StoreHooks } from '../types.js';
 import { int } from './literal.js';
@@ -40,18 +40,8 @@ export class SqlChannel implements ChannelStore {
     ctx: SqlChannelContext,
     hooks: StoreHooks,
   ) {
-    const report = hooks.onChannelInactive;
-    this.watch =
-      limits.maxInactivity > 0 && report !== undefined
-        ? new InactivityWatch(
-            limits.maxInactivity,
-            () => this.subs.hasActive(),
-            () => {
-              report(name);
-            },
-          )
-        : undefined;
-    const touch = this.watch === undefined ? undefined : this.touch.bind(this);
+    this.watch = watchChannelInactivity(name, limits, hooks, () => this.subs.hasActive());
+    const touch = this.watch?.touch;
     const changed = (): void => {
       if (!this.queued) ctx.changed(this);
     };
@@ -95,9 +85,5 @@ export class SqlChannel implements ChannelStore {
     this.watch?.stop();
     this.subs.dropChanges();
     this.msgs.takeChanges();
-  }
-
-  private touch(): void {
-    this.watch!.touch();
   }
 }
