@@ -31,6 +31,7 @@ async function newDatabase(): Promise<string> {
 if (skip === false) {
   storeConformanceSuite({
     name: 'sql',
+    type: 'SQL',
     mustSurviveRestart: true,
     open: async (options) => openAt(await newDatabase(), options),
     reopen: async (store) => {
@@ -42,20 +43,6 @@ if (skip === false) {
 } else {
   it('sql store conformance', { skip }, () => undefined);
 }
-
-it('sql store: counts bytes as the marshaled MsgProto and reports type SQL', { skip }, async () => {
-  const store = openAt(await newDatabase(), {});
-  try {
-    assert.equal(store.type, 'SQL');
-    const { msgs } = store.createChannel('foo');
-    const m = msg('foo', 1);
-    msgs.store(m);
-    assert.deepEqual(store.totals(), { msgs: 1, bytes: m.encoded.length });
-    await store.flush();
-  } finally {
-    await store.close();
-  }
-});
 
 it('sql store: strings and bytes of any kind survive a restart', { skip }, async () => {
   const url = await newDatabase();

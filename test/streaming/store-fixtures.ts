@@ -5,12 +5,26 @@ import { Long, nowNanos } from '../../src/streaming/protocol/index.js';
 import {
   isStoreError,
   makeStoredMsg,
+  type ServerInfoRecord,
   type StoreErrorCode,
   type StoredMsg,
   type SubInit,
 } from '../../src/streaming/store/index.js';
 
 export { sleep };
+
+/** The server info of a cluster named test-cluster, as a server would init() it. */
+export const SERVER_INFO: ServerInfoRecord = {
+  clusterID: 'test-cluster',
+  discovery: '_STAN.discover.test-cluster',
+  publish: '_STAN.pub.test-cluster',
+  subscribe: '_STAN.sub.test-cluster',
+  unsubscribe: '_STAN.unsub.test-cluster',
+  close: '_STAN.close.test-cluster',
+  subClose: '_STAN.subclose.test-cluster',
+  acksSubs: '_STAN.ack.test-cluster',
+  nodeID: '',
+};
 
 /** Message `seq` on `channel`, stamped now unless a timestamp is given. */
 export function msg(channel: string, seq: number, timestamp: Long = nowNanos()): StoredMsg {

@@ -1,8 +1,13 @@
 // Store suite: channels, max_channels, per-channel limits, clients and server info.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_STORE_LIMITS } from '../../src/streaming/store/index.js';
-import { assertStoreError, msg, sub } from './store-fixtures.js';
+import { nowNanos } from '../../src/streaming/protocol/index.js';
+import {
+  DEFAULT_STORE_LIMITS,
+  makeStoredMsg,
+  storezLimits,
+} from '../../src/streaming/store/index.js';
+import { assertStoreError, msg, SERVER_INFO, sub } from './store-fixtures.js';
 import type { SuiteContext } from './store-suite.js';
 
 export function channelTests({ withStore, options }: SuiteContext): void {
@@ -118,6 +123,34 @@ export function channelTests({ withStore, options }: SuiteContext): void {
         assert.deepEqual(store.totals(), { msgs: 3, bytes });
       }),
     );
+
+    it(
+      `reports type ${options.type} and counts bytes as the reference does`,
+      withStore({}, (store) => {
+        assert.equal(store.type, options.type);
+        const { msgs } = store.createChannel('foo');
+        for (let i = 0; i < 10; i++) {
+          msgs.store(makeStoredMsg(i + 1, nowNanos(), 'foo', '', Buffer.from(`msg-${i}`)));
+        }
+        // The reference reports 240 bytes for these (memory), 640 (file: 40 a message more).
+        const bytes = 240 + 10 * (options.msgOverhead ?? 0);
+        assert.deepEqual(store.totals(), { msgs: 10, bytes });
+      }),
+    );
+
+    it(
+      'reports the default limits as storez does',
+      withStore({}, (store) => {
+        assert.deepEqual(storezLimits(store.limits), {
+          max_channels: 100,
+          max_msgs: 1000000,
+          max_bytes: 1024000000,
+          max_age: 0,
+          max_subscriptions: 1000,
+          max_inactivity: 0,
+        });
+      }),
+    );
   });
 
   describe('clients and server info', () => {
@@ -149,17 +182,7 @@ export function channelTests({ withStore, options }: SuiteContext): void {
     it(
       'accepts the server info',
       withStore({}, (store) => {
-        store.init({
-          clusterID: 'test-cluster',
-          discovery: '_STAN.discover.test-cluster',
-          publish: '_STAN.pub.test-cluster',
-          subscribe: '_STAN.sub.test-cluster',
-          unsubscribe: '_STAN.unsub.test-cluster',
-          close: '_STAN.close.test-cluster',
-          subClose: '_STAN.subclose.test-cluster',
-          acksSubs: '_STAN.ack.test-cluster',
-          nodeID: '',
-        });
+        store.init(SERVER_INFO);
       }),
     );
   });

@@ -3,20 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store, StoredMsg, SubRecord } from '../../src/streaming/store/index.js';
-import { assertSameMsg, msg, sub } from './store-fixtures.js';
+import { assertSameMsg, msg, SERVER_INFO, sub } from './store-fixtures.js';
 import type { SuiteContext } from './store-suite.js';
-
-const INFO = {
-  clusterID: 'test-cluster',
-  discovery: '_STAN.discover.test-cluster',
-  publish: '_STAN.pub.test-cluster',
-  subscribe: '_STAN.sub.test-cluster',
-  unsubscribe: '_STAN.unsub.test-cluster',
-  close: '_STAN.close.test-cluster',
-  subClose: '_STAN.subclose.test-cluster',
-  acksSubs: '_STAN.ack.test-cluster',
-  nodeID: '',
-};
 
 const CLIENT = {
   id: 'me',
@@ -72,7 +60,7 @@ export function restartTests({ options }: SuiteContext): void {
         await afterRestart(
           {},
           (store) => {
-            store.init(INFO);
+            store.init(SERVER_INFO);
             store.addClient(CLIENT);
             store.addClient({ ...CLIENT, id: 'gone' });
             store.deleteClient('gone');
@@ -95,7 +83,7 @@ export function restartTests({ options }: SuiteContext): void {
           async (store) => {
             const state = await store.recover();
             assert.ok(state);
-            assert.deepEqual({ ...state.info }, INFO);
+            assert.deepEqual({ ...state.info }, SERVER_INFO);
             assert.deepEqual(
               state.clients.map((c) => c.id),
               ['me'],

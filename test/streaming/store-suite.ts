@@ -1,10 +1,15 @@
-// The conformance suite every Store implementation runs: memory now, file and SQL
-// later. A store that persists (mustSurviveRestart) also runs the restart tests,
-// which close it and open the same data again.
+// The conformance suite every Store implementation runs: memory, file and SQL. A store
+// that persists (mustSurviveRestart) also runs the restart tests, which close it and
+// open the same data again.
 //
-//   storeConformanceSuite({ name: 'file', mustSurviveRestart: true, open, reopen });
+//   storeConformanceSuite({ name: 'file', type: 'FILE', mustSurviveRestart: true, open, reopen });
 import { describe } from 'node:test';
-import type { Store, StoreHooks, StoreLimitsConfig } from '../../src/streaming/store/index.js';
+import type {
+  Store,
+  StoreHooks,
+  StoreLimitsConfig,
+  StoreType,
+} from '../../src/streaming/store/index.js';
 import { channelTests } from './store-suite-channels.js';
 import { lifecycleTests } from './store-suite-lifecycle.js';
 import { messageTests } from './store-suite-messages.js';
@@ -18,6 +23,8 @@ export interface StoreOpenOptions {
 
 export interface StoreSuiteOptions {
   readonly name: string;
+  /** What Store.type must say. */
+  readonly type: StoreType;
   /** True for stores whose data must come back after close() and reopen(). */
   readonly mustSurviveRestart: boolean;
   /**
