@@ -17,6 +17,22 @@ async function database(): Promise<string> {
   return p.createDatabase();
 }
 
+/** Store `a`, which records why it lost the lock, and a connection to look and meddle. */
+async function holderAndAdmin(
+  source: string,
+): Promise<{ a: SqlStore; lost: string[]; admin: pg.Client }> {
+  const lost: string[] = [];
+  const a = new SqlStore({
+    source,
+    lockOwner: 'a',
+    lockTiming: timing,
+    onLockLost: (why) => lost.push(why),
+  });
+  const admin = new pg.Client({ connectionString: source });
+  await admin.connect();
+  return { a, lost, admin };
+}
+
 describe('SQL store fault-tolerance lock', { skip }, () => {
   it('one holder at a time; a clean close frees it at once', async () => {
     const source = await database();
@@ -39,16 +55,8 @@ describe('SQL store fault-tolerance lock', { skip }, () => {
 
   it('a stale lock is taken; the old holder is told and can no longer write', async () => {
     const source = await database();
-    const lost: string[] = [];
-    const a = new SqlStore({
-      source,
-      lockOwner: 'a',
-      lockTiming: timing,
-      onLockLost: (why) => lost.push(why),
-    });
+    const { a, lost, admin } = await holderAndAdmin(source);
     const b = new SqlStore({ source, lockOwner: 'b', lockTiming: timing });
-    const admin = new pg.Client({ connectionString: source });
-    await admin.connect();
     try {
       assert.equal(await a.tryExclusiveLock(), true);
       const foo = a.createChannel('foo');
@@ -75,16 +83,7 @@ describe('SQL store fault-tolerance lock', { skip }, () => {
   });
 
   it('a holder that cannot refresh gives the lock up before it may be taken', async () => {
-    const source = await database();
-    const lost: string[] = [];
-    const a = new SqlStore({
-      source,
-      lockOwner: 'a',
-      lockTiming: timing,
-      onLockLost: (why) => lost.push(why),
-    });
-    const admin = new pg.Client({ connectionString: source });
-    await admin.connect();
+    const { a, lost, admin } = await holderAndAdmin(await database());
     try {
       assert.equal(await a.tryExclusiveLock(), true);
       // Block a's refreshes (as a slow or unreachable database would): hold the row.
