@@ -45,6 +45,7 @@ export {
 export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
 export type { RouteTlsOptions } from './cluster/tls.js';
+export { reloadCluster } from './cluster/reload.js';
 
 export type StartOptions = Partial<ServerOptions> & {
   /**

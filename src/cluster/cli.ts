@@ -8,6 +8,7 @@ import type { Server } from '../server/server.js';
 import { attachCluster } from './attach.js';
 import type { Cluster } from './cluster.js';
 import { resolveClusterSettings, type ClusterSettings } from './config.js';
+import { watchCluster } from './reload.js';
 
 /** The settings, or the exit code after the problem was printed. */
 export function clusterSettingsForCli(
@@ -34,10 +35,13 @@ export function attachClusterForCli(
   if (!settings.enabled) {
     // As the reference: a name without a port still names the server's cluster.
     server.clusterName = settings.options.name ?? '';
+    watchCluster(server, null, settings.reread);
     return null;
   }
   try {
-    return attachCluster(server, settings.options);
+    const cluster = attachCluster(server, settings.options);
+    watchCluster(server, cluster, settings.reread);
+    return cluster;
   } catch (err) {
     process.stderr.write(`wirebus: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;

@@ -7,7 +7,11 @@
 
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, isIP, type Server as NetServer, type Socket } from 'node:net';
-import { ClientPermissions, CompiledPermissions } from '../auth/permissions.js';
+import {
+  ClientPermissions,
+  CompiledPermissions,
+  type SubjectPermission,
+} from '../auth/permissions.js';
 import { BcryptCache } from '../auth/bcrypt-cache.js';
 import { checkSecret } from '../auth/users.js';
 import { CloseReason, ErrText } from '../protocol/errors.js';
@@ -29,6 +33,7 @@ import {
   type ClusterOptions,
   joinHostPort,
   parseRouteUrl,
+  type RoutePermissions,
   type RouteUrl,
 } from './options.js';
 import { Route } from './route.js';
@@ -80,8 +85,8 @@ export class Cluster implements ClusterHooks {
   /** Configured URLs that turned out to be this server. */
   private readonly selfUrls = new Set<string>();
   private readonly bcrypt = new BcryptCache();
-  private readonly importPerms: ClientPermissions | null;
-  private readonly exportPerms: ClientPermissions | null;
+  private importPerms: ClientPermissions | null;
+  private exportPerms: ClientPermissions | null;
   /** TLS on route connections (`cluster { tls }`), for connections made from now on. */
   tls: RouteTls | null;
   /**
@@ -102,15 +107,8 @@ export class Cluster implements ClusterHooks {
       if (this.tlsName === '' && isIP(u.host) === 0) this.tlsName = u.host;
     }
     this.tls = options.tls === null ? null : new RouteTls(options.tls);
-    const perms = options.permissions;
-    this.importPerms =
-      perms?.import != null
-        ? new ClientPermissions(new CompiledPermissions({ publish: perms.import }))
-        : null;
-    this.exportPerms =
-      perms?.export != null
-        ? new ClientPermissions(new CompiledPermissions({ subscribe: perms.export }))
-        : null;
+    this.importPerms = importTester(options.permissions?.import);
+    this.exportPerms = exportTester(options.permissions?.export);
     // Subscriptions made before the cluster joined count too (in-process ones).
     for (const account of server.accounts.values()) {
       account.sublist.forEach((sub) => {
@@ -358,6 +356,7 @@ export class Cluster implements ClusterHooks {
       return;
     }
     route.registered = true;
+    route.remoteExport = exportJson(info.raw.export);
     this.routes.set(route.rid, route);
     this.remotes.set(info.id, route);
     if (server.logger.debugEnabled) {
@@ -378,12 +377,36 @@ export class Cluster implements ClusterHooks {
       this.implicitRoute(info);
       return;
     }
-    if (info.ldm && !this.options.noAdvertise) {
+    if (!info.ldm) {
+      // Its config was reloaded: what it may export now decides what it wants to hear.
+      this.remoteExportChanged(route, info.raw.export);
+      return;
+    }
+    if (!this.options.noAdvertise) {
       const urls = route.connectUrls;
       const ws = route.wsConnectUrls;
       route.connectUrls = [];
       route.wsConnectUrls = [];
       this.removeUrls(urls, ws);
+    }
+  }
+
+  /**
+   * Another server's INFO names new export permissions: the interest it dropped
+   * before and may take now is sent to it again (the reference's
+   * updateRemoteRoutePerms).
+   */
+  private remoteExportChanged(route: Route, exported: unknown): void {
+    const json = exportJson(exported);
+    if (json === route.remoteExport) return;
+    const before = exportTester(permissionOf(route.remoteExport));
+    const after = exportTester(permissionOf(json));
+    route.remoteExport = json;
+    for (const change of this.interest.all()) {
+      const s = change.subject;
+      if (canExport(after, s) && !canExport(before, s) && this.canImport(s)) {
+        route.sendProto(interestLine(change));
+      }
     }
   }
 
@@ -441,12 +464,34 @@ export class Cluster implements ClusterHooks {
 
   /** cluster permissions import: the subjects this server takes from the others. */
   canImport(subject: string): boolean {
-    return this.importPerms === null || this.importPerms.checkPublish(subject) === null;
+    return canImport(this.importPerms, subject);
   }
 
   /** cluster permissions export: the subjects the other servers may take from this one. */
   canExport(subject: string): boolean {
-    return this.exportPerms === null || this.exportPerms.checkSubscribe(subject, null) === null;
+    return canExport(this.exportPerms, subject);
+  }
+
+  // ---- a config reload (reload.ts) ----------------------------------------------------
+
+  /** Takes new route permissions; returns the import permissions they replace. */
+  setPermissions(perms: RoutePermissions | null): ClientPermissions | null {
+    const before = this.importPerms;
+    this.importPerms = importTester(perms?.import);
+    this.exportPerms = exportTester(perms?.export);
+    return before;
+  }
+
+  /** The configured routes are now `urls`: new ones are dialled, dropped ones no longer. */
+  setConfiguredRoutes(urls: readonly RouteUrl[]): void {
+    const added = urls.filter((u) => !this.isConfigured(u));
+    this.configured.length = 0;
+    this.tlsName = '';
+    for (const u of urls) {
+      this.configured.push(u);
+      if (this.tlsName === '' && isIP(u.host) === 0) this.tlsName = u.host;
+    }
+    for (const u of added) void this.connect(u, true, true);
   }
 
   // ---- client URLs and INFO ------------------------------------------------------------
@@ -606,7 +651,7 @@ export class Cluster implements ClusterHooks {
         this.removeUrls(route.connectUrls, route.wsConnectUrls);
       }
     }
-    if (this.stopping || this.server.shuttingDown) return;
+    if (this.stopping || this.server.shuttingDown || route.noReconnect) return;
     const retryImplicit = route.retry || (route.didSolicit && !route.explicit);
     if (!route.didSolicit && !retryImplicit) return;
     const url = route.url;
@@ -653,6 +698,40 @@ export class Cluster implements ClusterHooks {
   allConnections(): Route[] {
     return [...this.connections];
   }
+}
+
+/** A tester of `cluster { permissions { import } }`, null for none. */
+export function importTester(p: SubjectPermission | null | undefined): ClientPermissions | null {
+  return p != null ? new ClientPermissions(new CompiledPermissions({ publish: p })) : null;
+}
+
+/** A tester of `cluster { permissions { export } }`, null for none. */
+export function exportTester(p: SubjectPermission | null | undefined): ClientPermissions | null {
+  return p != null ? new ClientPermissions(new CompiledPermissions({ subscribe: p })) : null;
+}
+
+export function canImport(t: ClientPermissions | null, subject: string): boolean {
+  return t === null || t.checkPublish(subject) === null;
+}
+
+export function canExport(t: ClientPermissions | null, subject: string): boolean {
+  return t === null || t.checkSubscribe(subject, null) === null;
+}
+
+/** A route INFO's `export` as JSON, '' for none. */
+function exportJson(v: unknown): string {
+  return v === undefined || v === null ? '' : JSON.stringify(v);
+}
+
+/** A SubjectPermission from exportJson's text; null for none. */
+function permissionOf(json: string): SubjectPermission | null {
+  if (json === '') return null;
+  const o = JSON.parse(json) as unknown;
+  if (typeof o !== 'object' || o === null) return null;
+  const r = o as Record<string, unknown>;
+  const list = (x: unknown): string[] | null =>
+    Array.isArray(x) ? x.filter((s): s is string => typeof s === 'string') : null;
+  return { allow: list(r.allow), deny: list(r.deny) };
 }
 
 /** A random cluster name when none is configured (the reference draws a NUID). */

@@ -23,6 +23,8 @@ export interface ClusterSettings {
   readonly options: Partial<ClusterOptions>;
   /** Problems that do not stop the server, for the log. */
   readonly warnings: string[];
+  /** The settings of another config file with the same flags on top (a reload). */
+  readonly reread: (config: LoadedConfig | null) => ClusterSettings;
 }
 
 registerFlag({ names: ['routes'], value: true, help: 'Routes to actively solicit a connection' });
@@ -213,5 +215,10 @@ export function resolveClusterSettings(
   if (!enabled && (o.routes?.length ?? 0) > 0) {
     warnings.push('routes are configured but no cluster port: clustering is off');
   }
-  return { enabled, options: o, warnings };
+  return {
+    enabled,
+    options: o,
+    warnings,
+    reread: (next) => resolveClusterSettings(cl, next),
+  };
 }

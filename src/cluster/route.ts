@@ -47,6 +47,10 @@ export class Route implements RouteParserHandler, RouteSink {
   explicit: boolean;
   /** Reconnect even if it was not ours to dial (a duplicate was dropped in its favour). */
   retry = false;
+  /** Never reconnect (a reload removed its configured route). */
+  noReconnect = false;
+  /** The other server's export permissions as its INFO last gave them (JSON; '' for none). */
+  remoteExport = '';
 
   remoteId = '';
   remoteName = '';
@@ -384,6 +388,14 @@ export class Route implements RouteParserHandler, RouteSink {
       this.trace('RS-', `${accName} ${subject}${queue === null ? '' : ' ' + queue}`);
     if (!this.mayTalk()) return;
     const key = queue === null ? `${accName} ${subject}` : `${accName} ${subject} ${queue}`;
+    const sub = this.subs.get(key);
+    if (sub === undefined) return;
+    this.subs.delete(key);
+    removeRouteSub(sub);
+  }
+
+  /** Forgets one of the other server's subscriptions (by key) that may no longer be taken. */
+  dropSubscription(key: string): void {
     const sub = this.subs.get(key);
     if (sub === undefined) return;
     this.subs.delete(key);

@@ -50,6 +50,19 @@ export class RouteTls {
     { done: (s: TLSSocket) => void; fail: (err: Error) => void }
   >();
 
+  /** The same options and the same file contents. */
+  sameAs(other: RouteTls): boolean {
+    const same = (a: Buffer | undefined, b: Buffer | undefined): boolean =>
+      a === undefined || b === undefined ? a === b : a.equals(b);
+    return (
+      this.options.timeout === other.options.timeout &&
+      this.options.verify === other.options.verify &&
+      same(this.cert, other.cert) &&
+      same(this.key, other.key) &&
+      same(this.ca, other.ca)
+    );
+  }
+
   /** Reads the files; throws TlsConfigError with the reference's texts. */
   constructor(options: RouteTlsOptions) {
     this.options = options;
