@@ -76,8 +76,12 @@ export function varzCluster(server: Server): Record<string, unknown> {
     auth_timeout: o.authTimeout,
   };
   if (o.routes.length > 0) v.urls = o.routes.map(hostOf);
-  // The reference's default TLS timeout: wirebus has no route TLS.
-  v.tls_timeout = 2;
+  // The reference writes its default TLS timeout (2 s) without TLS too.
+  v.tls_timeout = o.tls?.timeout ?? 2;
+  if (o.tls !== null) {
+    v.tls_required = true;
+    v.tls_verify = true;
+  }
   return v;
 }
 

@@ -70,6 +70,8 @@ export function resolveClusterOptions(partial: Partial<ClusterOptions>): Cluster
     const value = partial[key];
     if (value !== undefined) (o as unknown as Record<string, unknown>)[key] = value;
   }
+  // As the reference's getDefaultAuthTimeout: with TLS, a second more than its timeout.
+  if (partial.authTimeout === undefined && o.tls !== null) o.authTimeout = o.tls.timeout + 1;
   return o;
 }
 

@@ -18,6 +18,7 @@ import { applyConfig } from '../../src/config/load.js';
 import type { RouteTlsOptions } from '../../src/cluster/tls.js';
 import { parseConfigText } from '../../src/config/conf.js';
 import { attachCluster } from '../../src/cluster/attach.js';
+import { varzCluster } from '../../src/cluster/monitor.js';
 import type { ClusterOptions } from '../../src/cluster/options.js';
 import { Server } from '../../src/server/server.js';
 import { MemoryLogger } from '../ops/helpers.js';
@@ -295,6 +296,13 @@ describe('route TLS', () => {
         assert.equal(refInfo.tls_verify, true);
         assert.equal(ourInfo.tls_required, refInfo.tls_required);
         assert.equal(ourInfo.tls_verify, refInfo.tls_verify);
+        // /varz cluster: TLS fields and the route auth timeout TLS lengthens.
+        const refVarz = (await ref.monitor('/varz')).cluster as Record<string, unknown>;
+        const ourVarz = varzCluster(w1.server);
+        for (const key of ['tls_required', 'tls_verify', 'tls_timeout', 'auth_timeout']) {
+          assert.equal(ourVarz[key], refVarz[key], key);
+        }
+        assert.equal(ourVarz.auth_timeout, 3);
         const routez = await ref.monitor('/routez');
         const routes = (routez.routes ?? []) as Record<string, unknown>[];
         assert.equal(routes.length, 2);
