@@ -20,6 +20,7 @@ import { parseConfigText } from '../../src/config/conf.js';
 import { attachCluster } from '../../src/cluster/attach.js';
 import { varzCluster } from '../../src/cluster/monitor.js';
 import type { ClusterOptions } from '../../src/cluster/options.js';
+import { reloadCluster } from '../../src/cluster/reload.js';
 import { Server } from '../../src/server/server.js';
 import { MemoryLogger } from '../ops/helpers.js';
 import {
@@ -265,6 +266,20 @@ describe('route TLS', () => {
     } finally {
       idle.destroy();
       await closeAll([a, plain]);
+    }
+  });
+
+  it('takes TLS settings on a reload, for the routes made from then on', async () => {
+    const a = await startNode({ tls: certs.good });
+    const b = await startNode({ routes: [`nats-route://127.0.0.1:${a.cluster.port}`] });
+    try {
+      await sleep(300);
+      assert.equal(b.cluster.routes.size, 0);
+      // b keeps dialling its configured route; the next attempt speaks TLS.
+      reloadCluster(b.server, { tls: certs.good });
+      await waitMesh([a, b], 0, 8000);
+    } finally {
+      await closeAll([a, b]);
     }
   });
 
