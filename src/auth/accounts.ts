@@ -492,18 +492,25 @@ export function installLinks(
   accounts: Iterable<Account>,
   links: ReadonlyMap<Account, Links>,
 ): void {
-  const list = [...accounts];
-  for (const a of list) if (a.links instanceof Links) a.links.unshadowAll();
-  for (const a of list) {
-    const before = a.links instanceof Links ? a.links.responses : null;
+  const replaced: Links[] = [];
+  const installed: Links[] = [];
+  for (const a of accounts) {
+    const previous = a.links instanceof Links ? a.links : null;
+    const before = previous?.responses ?? null;
     let next: Links | null = links.get(a) ?? null;
     if (before !== null && before.size > 0) {
       next ??= new Links(a);
       next.responses = before;
     }
     a.links = next;
+    if (next === previous) continue;
+    if (previous !== null) replaced.push(previous);
+    if (next !== null) installed.push(next);
   }
-  for (const a of list) if (a.links instanceof Links) a.links.shadowAll();
+  // The new shadows first, then the old ones go: a subject both have stays wanted
+  // throughout, so the other servers see no interest come and go.
+  for (const l of installed) l.shadowAll();
+  for (const l of replaced) l.unshadowAll();
 }
 
 // ---- wiring exports and imports -----------------------------------------------------

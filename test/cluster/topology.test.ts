@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
 import type { SecurityOptions } from '../../src/auth/options.js';
+import { reloadSecurity } from '../../src/auth/reload.js';
 import { attachSecurity } from '../../src/auth/security.js';
 import type { UserConfig } from '../../src/auth/users.js';
 import { attachCluster } from '../../src/cluster/attach.js';
@@ -310,6 +311,64 @@ describe('imports and exports across routes', () => {
       await waitFor('every delivery', () => got.length >= expected.length);
       await sleep(200);
       assert.deepEqual(got.sort(), expected.sort());
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+      await n2.server.close();
+      await n1.server.close();
+    }
+  });
+  it('keeps stream import interest steady through a security reload', async () => {
+    const security: SecurityOptions = {
+      accounts: {
+        A: {
+          users: [{ user: 'a', password: 'a' }],
+          exports: [{ kind: 'stream', subject: 'feed.>' }],
+        },
+        B: {
+          users: [{ user: 'b', password: 'b' }],
+          imports: [{ kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' }],
+        },
+      },
+    };
+    const n1 = await secureNode(security);
+    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
+    const conns: NatsConnection[] = [];
+    try {
+      await waitFor('the route', () => n1.cluster.routes.size === 1);
+      const a1 = await connect({ servers: n1.url, user: 'a', pass: 'a' });
+      const b2 = await connect({ servers: n2.url, user: 'b', pass: 'b' });
+      conns.push(a1, b2);
+      const got: string[] = [];
+      b2.subscribe('fromA.feed.*', { callback: (_e, m) => got.push(m.subject) });
+      await b2.flush();
+      const shadowAtN1 = (): unknown =>
+        n1.server.accounts
+          .get('A')!
+          .sublist.match('feed.x')
+          .psubs.find((sub) => sub.route !== null);
+      await waitFor('the shadow interest', () => shadowAtN1() !== undefined);
+      const before = shadowAtN1();
+      // The same imports again: the shadow is replaced, the interest never withdrawn.
+      reloadSecurity(n2.server, security);
+      await sleep(200);
+      assert.equal(shadowAtN1(), before);
+      // A changed prefix: the same exported subject, a new local one.
+      reloadSecurity(n2.server, {
+        accounts: {
+          ...security.accounts,
+          B: {
+            users: [{ user: 'b', password: 'b' }],
+            imports: [{ kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'other' }],
+          },
+        },
+      });
+      await sleep(200);
+      a1.publish('feed.x', 'x');
+      await a1.flush();
+      await sleep(300);
+      // fromA.feed.* covers nothing of other.feed.>: no shadow, no interest, nothing.
+      assert.deepEqual(got, []);
+      assert.equal(shadowAtN1(), undefined);
     } finally {
       await Promise.all(conns.map((c) => c.close()));
       await n2.server.close();
