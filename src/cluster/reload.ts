@@ -17,6 +17,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ClientPermissions } from '../auth/permissions.js';
 import type { LoadedConfig } from '../config/load.js';
+import { CloseReason } from '../protocol/errors.js';
 import { ReloadError, type ReloadContext, type ReloadHook } from '../server/reload.js';
 import type { Server } from '../server/server.js';
 import { canImport, type Cluster } from './cluster.js';
@@ -225,7 +226,7 @@ function removeRoute(cluster: Cluster, text: string): void {
     if (!r.didSolicit || url === null) continue;
     if (url.hostPort !== u.hostPort || url.user !== u.user || url.password !== u.password) continue;
     r.noReconnect = true;
-    r.close('Route Removed');
+    r.close(CloseReason.routeRemoved);
     cluster.server.logger.info(`Removed route ${text}`);
   }
 }
