@@ -10,6 +10,7 @@
 // message chosen for queue groups reads `RMSG acc subject + reply q1 q2 size` or
 // `RMSG acc subject | q1 q2 size`.
 
+import { MessageFields } from '../protocol/message-fields.js';
 import { parseSize } from '../protocol/parser.js';
 import type { PublishedMessage } from '../server/message.js';
 
@@ -79,7 +80,7 @@ const enum Op {
   UNKNOWN,
 }
 
-export class RouteParser implements PublishedMessage {
+export class RouteParser extends MessageFields implements PublishedMessage {
   private state: S = S.LINE;
   private readonly handler: RouteParserHandler;
 
@@ -89,30 +90,16 @@ export class RouteParser implements PublishedMessage {
   private split = false;
 
   /** Fields of the current RS+, RS-, RMSG or HMSG line, as offsets into argBuf. */
-  argBuf: Buffer = Buffer.alloc(0);
   fieldStart = new Int32Array(16);
   fieldEnd = new Int32Array(16);
   fieldCount = 0;
 
-  // The current RMSG/HMSG: the PublishedMessage fields, the account and the queues.
+  // The current RMSG/HMSG beyond its MessageFields: the account and the queues.
   accountStart = 0;
   accountEnd = 0;
-  subjectStart = 0;
-  subjectEnd = 0;
-  replyStart = -1;
-  replyEnd = -1;
-  sizeStart = 0;
-  sizeEnd = 0;
-  hdr = -1;
-  hdrStart = 0;
-  hdrEnd = 0;
-  size = 0;
   /** Index in fieldStart of the first queue name; queueCount 0 for none. */
   queueFirst = 0;
   queueCount = 0;
-  payload: Buffer = Buffer.alloc(0);
-  payloadStart = 0;
-  payloadEnd = 0;
   private pending: Buffer | null = null;
   private pendingLen = 0;
   private suspended = false;
@@ -124,6 +111,7 @@ export class RouteParser implements PublishedMessage {
   weight = 0;
 
   constructor(handler: RouteParserHandler) {
+    super();
     this.handler = handler;
   }
 

@@ -3,6 +3,8 @@
 // payloads over as (buffer, start, end) without copying when they lie inside one
 // chunk. It knows nothing of sockets or servers: ops go to a ParserHandler.
 
+import { MessageFields } from './message-fields.js';
+
 export const ParseFailure = {
   unknownOp: 0,
   maxControlLine: 1,
@@ -114,7 +116,7 @@ export interface ParserLimits {
   maxPayload: number;
 }
 
-export class Parser {
+export class Parser extends MessageFields {
   private state: S = S.OP_START;
   private readonly handler: ParserHandler;
   maxControlLine: number;
@@ -127,31 +129,11 @@ export class Parser {
   private scratchLen = 0;
   private splitArg = false;
 
-  // The fields of the current SUB, UNSUB, PUB or HPUB, as offsets into argBuf.
-  argBuf: Buffer = Buffer.alloc(0);
+  // SUB and UNSUB fields, as offsets into argBuf; PUB/HPUB fields are MessageFields.
   readonly fieldStart = new Int32Array(MAX_FIELDS + 1);
   readonly fieldEnd = new Int32Array(MAX_FIELDS + 1);
   fieldCount = 0;
 
-  // The current PUB/HPUB.
-  subjectStart = 0;
-  subjectEnd = 0;
-  /** -1 when there is no reply subject. */
-  replyStart = -1;
-  replyEnd = -1;
-  /** The raw total-size bytes, echoed in MSG as the publisher wrote them. */
-  sizeStart = 0;
-  sizeEnd = 0;
-  /** Header size; -1 for PUB. */
-  hdr = -1;
-  hdrStart = 0;
-  hdrEnd = 0;
-  size = 0;
-
-  // The payload of the current PUB/HPUB.
-  payload: Buffer = Buffer.alloc(0);
-  payloadStart = 0;
-  payloadEnd = 0;
   private pending: Buffer | null = null;
   private pendingLen = 0;
   private isHmsg = false;
@@ -159,6 +141,7 @@ export class Parser {
   private held: Buffer | null = null;
 
   constructor(handler: ParserHandler, limits: ParserLimits) {
+    super();
     this.handler = handler;
     this.maxControlLine = limits.maxControlLine;
     this.maxPayload = limits.maxPayload;

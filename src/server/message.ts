@@ -2,6 +2,8 @@
 // offsets into the buffers it arrived in. The parser is such a shape (no object per
 // message); in-process publishes fill an InternalMessage.
 
+import { MessageFields } from '../protocol/message-fields.js';
+
 export interface PublishedMessage {
   /** Holds subject, reply and the raw size fields. */
   readonly argBuf: Buffer;
@@ -25,22 +27,7 @@ export interface PublishedMessage {
 }
 
 /** A message published from inside the process, laid out like a parsed PUB/HPUB. */
-export class InternalMessage implements PublishedMessage {
-  argBuf: Buffer = Buffer.alloc(0);
-  subjectStart = 0;
-  subjectEnd = 0;
-  replyStart = -1;
-  replyEnd = -1;
-  sizeStart = 0;
-  sizeEnd = 0;
-  hdr = -1;
-  hdrStart = 0;
-  hdrEnd = 0;
-  size = 0;
-  payload: Buffer = Buffer.alloc(0);
-  payloadStart = 0;
-  payloadEnd = 0;
-
+export class InternalMessage extends MessageFields implements PublishedMessage {
   /** Lays out `subject [reply] [hdr] size` the way the parser would have seen them. */
   set(subject: string, reply: string | null, headers: Buffer | null, data: Buffer): this {
     const hdrLen = headers === null ? 0 : headers.length;
