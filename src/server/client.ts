@@ -153,6 +153,11 @@ export class Client implements ParserHandler {
       server.reading = true;
       try {
         this.parser.parse(chunk);
+      } catch (err) {
+        // A bug behind one op must not take the server down: log it and drop
+        // this connection, whose stream position is now unknown.
+        server.logger.error(`${this.label()} - internal error: ${errorText(err)}`);
+        this.close(CloseReason.parseError);
       } finally {
         server.reading = false;
       }
@@ -732,4 +737,8 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
     b[start + 3] === 0x5f &&
     b[start + 4] === 0x2e
   );
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }

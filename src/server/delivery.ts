@@ -146,7 +146,14 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
     headers = m.payload.subarray(payStart, payStart + m.hdr);
     payStart += m.hdr;
   }
-  sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+  try {
+    sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+  } catch (err) {
+    // An in-process subscriber's failure is its own: the publisher and the other
+    // subscribers of this message carry on.
+    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    c.server.logger.error(`in-process subscription on "${sub.subject}" failed: ${text}`);
+  }
   if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
   return true;
 }
