@@ -92,6 +92,11 @@ export interface Certs {
   /** A client certificate signed by a CA the server does not trust. */
   readonly rogueCert: string;
   readonly rogueKey: string;
+  /** Route certificates (server and client use, as routes need both): trusted and not. */
+  readonly routeCert: string;
+  readonly routeKey: string;
+  readonly rogueRouteCert: string;
+  readonly rogueRouteKey: string;
 }
 
 function openssl(dir: string, args: string[]): void {
@@ -110,6 +115,9 @@ export function makeCerts(): Certs {
       'extendedKeyUsage=serverAuth',
       '[client]',
       'extendedKeyUsage=clientAuth',
+      '[route]',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      'extendedKeyUsage=serverAuth,clientAuth',
       '',
     ].join('\n'),
   );
@@ -172,6 +180,8 @@ export function makeCerts(): Certs {
   leaf('server', 'ca', 'server');
   leaf('client', 'ca', 'client');
   leaf('rogue', 'rogue-ca', 'client');
+  leaf('route', 'ca', 'route');
+  leaf('rogue-route', 'rogue-ca', 'route');
   const p = (f: string): string => join(dir, f);
   return {
     dir,
@@ -182,6 +192,10 @@ export function makeCerts(): Certs {
     clientKey: p('client-key.pem'),
     rogueCert: p('rogue.pem'),
     rogueKey: p('rogue-key.pem'),
+    routeCert: p('route.pem'),
+    routeKey: p('route-key.pem'),
+    rogueRouteCert: p('rogue-route.pem'),
+    rogueRouteKey: p('rogue-route-key.pem'),
   };
 }
 

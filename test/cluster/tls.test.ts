@@ -4,9 +4,7 @@
 // tls_required and tls_verify. Certificates are made by openssl when the test runs.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -22,6 +20,7 @@ import { varzCluster } from '../../src/cluster/monitor.js';
 import type { ClusterOptions } from '../../src/cluster/options.js';
 import { reloadCluster } from '../../src/cluster/reload.js';
 import { Server } from '../../src/server/server.js';
+import { makeCerts } from '../auth/helpers.js';
 import { MemoryLogger } from '../ops/helpers.js';
 import {
   CLUSTER,
@@ -50,72 +49,19 @@ interface RouteCerts {
 
 /** A CA and route certificates for 127.0.0.1 (server and client use, as routes need both). */
 function makeRouteCerts(): RouteCerts {
-  const dir = mkdtempSync(join(tmpdir(), 'wbtls-'));
-  const openssl = (args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  };
-  writeFileSync(
-    join(dir, 'ext.cnf'),
-    '[route]\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n',
-  );
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  for (const ca of ['ca', 'rogue-ca']) {
-    openssl([
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      `${ca}-key.pem`,
-      '-out',
-      `${ca}.pem`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${ca}`,
-    ]);
-  }
-  for (const [name, ca] of [
-    ['route', 'ca'],
-    ['rogue', 'rogue-ca'],
-  ] as const) {
-    openssl([
-      'req',
-      ...ec,
-      '-keyout',
-      `${name}-key.pem`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${name}`,
-    ]);
-    openssl([
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      `${ca}.pem`,
-      '-CAkey',
-      `${ca}-key.pem`,
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '2',
-      '-extfile',
-      'ext.cnf',
-      '-extensions',
-      'route',
-    ]);
-  }
-  const opts = (name: string): RouteTlsOptions => ({
-    certFile: join(dir, `${name}.pem`),
-    keyFile: join(dir, `${name}-key.pem`),
-    caFile: join(dir, 'ca.pem'),
+  const c = makeCerts();
+  const opts = (certFile: string, keyFile: string): RouteTlsOptions => ({
+    certFile,
+    keyFile,
+    caFile: c.ca,
     verify: true,
     timeout: 2,
   });
-  return { dir, good: opts('route'), rogue: opts('rogue') };
+  return {
+    dir: c.dir,
+    good: opts(c.routeCert, c.routeKey),
+    rogue: opts(c.rogueRouteCert, c.rogueRouteKey),
+  };
 }
 
 /** The `cluster { tls {...} }` block of a reference config file. */
