@@ -15,6 +15,7 @@ import {
   waitFor,
   waitMesh,
   waitRouteInterest,
+  expectCrossing,
   type Node,
 } from './helpers.js';
 
@@ -132,16 +133,7 @@ describe('servers joining and leaving', () => {
       a = await startNode({ port });
       // B and C dial their configured route again (every second, as the reference).
       await waitMesh([a, b, c], 0, 6000);
-      const na = await connect({ servers: a.url });
-      const nc = await connect({ servers: c.url });
-      const got: string[] = [];
-      nc.subscribe('back', { callback: (_e, m) => got.push(m.string()) });
-      await nc.flush();
-      await waitRouteInterest([a], 'back');
-      na.publish('back', 'again');
-      await na.flush();
-      await waitFor('the message', () => got.length === 1);
-      await Promise.all([na.close(), nc.close()]);
+      await expectCrossing(a, c, 'back', 'again');
     } finally {
       await closeAll([a, b, c]);
     }
@@ -157,16 +149,7 @@ describe('servers joining and leaving', () => {
       await waitFor('C gone', () => a.cluster.routes.size === 1 && b.cluster.routes.size === 1);
       c = await startNode({ routes: [routeUrl(a)] });
       await waitMesh([a, b, c]);
-      const nb = await connect({ servers: b.url });
-      const nc = await connect({ servers: c.url });
-      const got: string[] = [];
-      nb.subscribe('hello', { callback: (_e, m) => got.push(m.string()) });
-      await nb.flush();
-      await waitRouteInterest([c], 'hello');
-      nc.publish('hello', 'from the new C');
-      await nc.flush();
-      await waitFor('the message', () => got.length === 1);
-      await Promise.all([nb.close(), nc.close()]);
+      await expectCrossing(c, b, 'hello', 'from the new C');
     } finally {
       await closeAll([a, b, c]);
     }

@@ -3,6 +3,7 @@
 // spread. Everything a test starts is stopped by its cleanup, even when it fails.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { connect } from 'nats';
 import { startServer, type RunningServer, type StartOptions } from '../../src/index.js';
 import type { ClusterOptions } from '../../src/cluster/options.js';
 import { freePort } from '../helpers/process.js';
@@ -234,4 +235,29 @@ export async function referenceRouteSubs(ref: ReferenceServer): Promise<Map<stri
     out.set(String(route.remote_id), list);
   }
   return out;
+}
+
+/**
+ * A message published on `from` reaches a subscriber on `to` across the routes,
+ * once `from` has learnt the subscriber's interest.
+ */
+export async function expectCrossing(
+  from: Node,
+  to: Node,
+  subject: string,
+  text: string,
+): Promise<void> {
+  const pub = await connect({ servers: from.url });
+  const sub = await connect({ servers: to.url });
+  try {
+    const got: string[] = [];
+    sub.subscribe(subject, { callback: (_e, m) => got.push(m.string()) });
+    await sub.flush();
+    await waitRouteInterest([from], subject);
+    pub.publish(subject, text);
+    await pub.flush();
+    await waitFor('the message', () => got.length === 1);
+  } finally {
+    await Promise.all([pub.close(), sub.close()]);
+  }
 }
