@@ -100,8 +100,6 @@ export class RouteParser extends MessageFields implements PublishedMessage {
   /** Index in fieldStart of the first queue name; queueCount 0 for none. */
   queueFirst = 0;
   queueCount = 0;
-  private pending: Buffer | null = null;
-  private pendingLen = 0;
   private suspended = false;
   private held: Buffer | null = null;
 
@@ -192,22 +190,10 @@ export class RouteParser extends MessageFields implements PublishedMessage {
           if (next === S.PAYLOAD) i = this.beginPayload(buf, i, len);
           continue;
         }
-        case S.PAYLOAD: {
-          const pending = this.pending!;
-          const need = this.size - this.pendingLen;
-          const take = len - i < need ? len - i : need;
-          buf.copy(pending, this.pendingLen, i, i + take);
-          this.pendingLen += take;
-          i += take;
-          if (this.pendingLen === this.size) {
-            this.payload = pending;
-            this.payloadStart = 0;
-            this.payloadEnd = this.size;
-            this.pending = null;
-            this.state = S.END_R;
-          }
+        case S.PAYLOAD:
+          i = this.gatherPayload(buf, i, len);
+          if (this.pending === null) this.state = S.END_R;
           continue;
-        }
         case S.END_R:
           if (buf[i] !== CR)
             return this.fail(RouteParseFailure.badFraming, 'no CRLF after payload');
@@ -403,19 +389,9 @@ export class RouteParser extends MessageFields implements PublishedMessage {
 
   /** Reads the payload after RMSG/HMSG arguments; returns the next index. */
   private beginPayload(buf: Buffer, i: number, len: number): number {
-    const size = this.size;
-    if (len - i >= size) {
-      this.payload = buf;
-      this.payloadStart = i;
-      this.payloadEnd = i + size;
-      this.state = S.END_R;
-      return i + size;
-    }
-    const pending = Buffer.allocUnsafe(size);
-    buf.copy(pending, 0, i, len);
-    this.pending = pending;
-    this.pendingLen = len - i;
-    return len;
+    const next = this.takePayload(buf, i, len);
+    if (this.pending === null) this.state = S.END_R;
+    return next;
   }
 
   private appendScratch(buf: Buffer, start: number, end: number): void {

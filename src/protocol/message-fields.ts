@@ -23,4 +23,44 @@ export class MessageFields {
   payload: Buffer = Buffer.alloc(0);
   payloadStart = 0;
   payloadEnd = 0;
+
+  /** A payload that spans reads, being gathered into a copy of its own. */
+  protected pending: Buffer | null = null;
+  protected pendingLen = 0;
+
+  /**
+   * Takes the `size`-byte payload starting at buf[i]: by reference when it lies in
+   * this read (no copy at all), else starts gathering a copy. Returns the index
+   * after what was taken; `pending` is null when the payload is complete.
+   */
+  protected takePayload(buf: Buffer, i: number, len: number): number {
+    const size = this.size;
+    if (len - i >= size) {
+      this.payload = buf;
+      this.payloadStart = i;
+      this.payloadEnd = i + size;
+      return i + size;
+    }
+    const pending = Buffer.allocUnsafe(size);
+    buf.copy(pending, 0, i, len);
+    this.pending = pending;
+    this.pendingLen = len - i;
+    return len;
+  }
+
+  /** Gathers more of a pending payload; same return and completion rule as takePayload. */
+  protected gatherPayload(buf: Buffer, i: number, len: number): number {
+    const pending = this.pending!;
+    const need = this.size - this.pendingLen;
+    const take = len - i < need ? len - i : need;
+    buf.copy(pending, this.pendingLen, i, i + take);
+    this.pendingLen += take;
+    if (this.pendingLen === this.size) {
+      this.payload = pending;
+      this.payloadStart = 0;
+      this.payloadEnd = this.size;
+      this.pending = null;
+    }
+    return i + take;
+  }
 }

@@ -134,8 +134,6 @@ export class Parser extends MessageFields {
   readonly fieldEnd = new Int32Array(MAX_FIELDS + 1);
   fieldCount = 0;
 
-  private pending: Buffer | null = null;
-  private pendingLen = 0;
   private isHmsg = false;
   private suspended = false;
   private held: Buffer | null = null;
@@ -368,22 +366,10 @@ export class Parser extends MessageFields {
           continue;
         }
 
-        case S.MSG_PAYLOAD: {
-          const pending = this.pending!;
-          const need = this.size - this.pendingLen;
-          const take = len - i < need ? len - i : need;
-          buf.copy(pending, this.pendingLen, i, i + take);
-          this.pendingLen += take;
-          i += take;
-          if (this.pendingLen === this.size) {
-            this.payload = pending;
-            this.payloadStart = 0;
-            this.payloadEnd = this.size;
-            this.pending = null;
-            this.state = S.MSG_END_R;
-          }
+        case S.MSG_PAYLOAD:
+          i = this.gatherPayload(buf, i, len);
+          if (this.pending === null) this.state = S.MSG_END_R;
           continue;
-        }
         case S.MSG_END_R:
           if (b !== CR) return this.fail(ParseFailure.unknownOp);
           this.state = S.MSG_END_N;
@@ -663,21 +649,9 @@ export class Parser extends MessageFields {
 
   /** Reads the payload that follows PUB/HPUB arguments; returns the next index. */
   private beginPayload(buf: Buffer, i: number, len: number): number {
-    const size = this.size;
-    if (len - i >= size) {
-      // The common case: the payload is inside this chunk, so no copy at all.
-      this.payload = buf;
-      this.payloadStart = i;
-      this.payloadEnd = i + size;
-      this.state = S.MSG_END_R;
-      return i + size;
-    }
-    const pending = Buffer.allocUnsafe(size);
-    buf.copy(pending, 0, i, len);
-    this.pending = pending;
-    this.pendingLen = len - i;
-    this.state = S.MSG_PAYLOAD;
-    return len;
+    const next = this.takePayload(buf, i, len);
+    this.state = this.pending === null ? S.MSG_END_R : S.MSG_PAYLOAD;
+    return next;
   }
 
   /**
