@@ -207,6 +207,11 @@ export class Route implements RouteParserHandler, RouteSink {
     server.reading = true;
     try {
       this.parser.parse(chunk);
+    } catch (err) {
+      // As for clients (Client.begin): a bug behind one op drops this route, not the server.
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      server.logger.error(`${this.label()} - internal error: ${text}`);
+      this.close(CloseReason.parseError);
     } finally {
       server.reading = false;
     }
