@@ -145,6 +145,12 @@ export class RouteParser extends MessageFields implements PublishedMessage {
   }
 
   parse(buf: Buffer): void {
+    this.parseRead(buf);
+    const state = this.state;
+    this.detach(buf, state === S.PAYLOAD || state === S.END_R || state === S.END_N);
+  }
+
+  private parseRead(buf: Buffer): void {
     if (this.suspended) {
       this.held = this.held === null ? buf : Buffer.concat([this.held, buf]);
       return;
@@ -316,7 +322,20 @@ export class RouteParser extends MessageFields implements PublishedMessage {
     }
     this.size = size;
     this.argBuf = b;
+    this.argsStart = start;
+    this.argsEnd = end;
     return true;
+  }
+
+  protected override shiftArgs(delta: number): void {
+    super.shiftArgs(delta);
+    this.accountStart += delta;
+    this.accountEnd += delta;
+    // Queue names are read through the field offsets.
+    for (let k = 0; k < this.fieldCount; k++) {
+      this.fieldStart[k]! += delta;
+      this.fieldEnd[k]! += delta;
+    }
   }
 
   /** RS+ (acc subject [queue weight]) and RS- (acc subject [queue]). */

@@ -3,6 +3,8 @@
 // parser (RMSG/HMSG) and in-process publishes all carry them, so delivery reads one
 // layout and no object is made per message.
 
+const NO_BYTES = Buffer.alloc(0);
+
 export class MessageFields {
   /** Holds subject, reply and the raw size fields. */
   argBuf: Buffer = Buffer.alloc(0);
@@ -23,6 +25,11 @@ export class MessageFields {
   payload: Buffer = Buffer.alloc(0);
   payloadStart = 0;
   payloadEnd = 0;
+
+  /** The message's argument line in argBuf, for detach() to copy. */
+  protected argsStart = 0;
+  protected argsEnd = 0;
+  private argsCopy: Buffer | null = null;
 
   /** A payload that spans reads, being gathered into a copy of its own. */
   protected pending: Buffer | null = null;
@@ -62,5 +69,57 @@ export class MessageFields {
       this.pending = null;
     }
     return i + take;
+  }
+
+  /**
+   * Called after each read with that read's buffer, so the parser keeps nothing of
+   * it: a read buffer that outlives the next read can outlive a young-generation
+   * collection, and read buffers promoted that way are only freed by full
+   * collections, which then run back to back (measured: 2.5x the CPU per message).
+   * A message still incomplete keeps a copy of its argument line and, when only its
+   * CRLF is missing, of its payload; everything else lets go of the buffer.
+   */
+  protected detach(buf: Buffer, inMessage: boolean): void {
+    if (!inMessage) {
+      this.argBuf = NO_BYTES;
+      this.payload = NO_BYTES;
+      return;
+    }
+    if (this.argBuf === buf) {
+      const n = this.argsEnd - this.argsStart;
+      let copy = this.argsCopy;
+      if (copy === null || copy.length < n) {
+        copy = Buffer.allocUnsafe(n > 256 ? n : 256);
+        this.argsCopy = copy;
+      }
+      buf.copy(copy, 0, this.argsStart, this.argsEnd);
+      this.shiftArgs(-this.argsStart);
+      this.argsStart = 0;
+      this.argsEnd = n;
+      this.argBuf = copy;
+    }
+    if (this.payload === buf) {
+      this.payload = Buffer.copyBytesFrom(
+        buf,
+        this.payloadStart,
+        this.payloadEnd - this.payloadStart,
+      );
+      this.payloadStart = 0;
+      this.payloadEnd = this.size;
+    }
+  }
+
+  /** Moves every argument offset by delta; parsers with more fields add theirs. */
+  protected shiftArgs(delta: number): void {
+    this.subjectStart += delta;
+    this.subjectEnd += delta;
+    if (this.replyStart >= 0) {
+      this.replyStart += delta;
+      this.replyEnd += delta;
+    }
+    this.sizeStart += delta;
+    this.sizeEnd += delta;
+    this.hdrStart += delta;
+    this.hdrEnd += delta;
   }
 }

@@ -188,8 +188,18 @@ export class Parser extends MessageFields {
   }
 
   parse(buf: Buffer): void {
+    this.parseRead(buf);
+    const state = this.state;
+    this.detach(
+      buf,
+      (state === S.MSG_PAYLOAD || state === S.MSG_END_R || state === S.MSG_END_N) && !this.isHmsg,
+    );
+  }
+
+  private parseRead(buf: Buffer): void {
     if (this.suspended) {
-      this.held = this.held === null ? buf : Buffer.concat([this.held, buf]);
+      // Copies: the read buffer may be shared and reused by the next read.
+      this.held = this.held === null ? Buffer.from(buf) : Buffer.concat([this.held, buf]);
       return;
     }
     const len = buf.length;
@@ -349,7 +359,7 @@ export class Parser extends MessageFields {
               this.handler.onConnect(argBuf, start, end);
               // A method call: TypeScript would keep `this.suspended` narrowed to false.
               if (this.isSuspended() && !this.stopped) {
-                if (i < len) this.held = buf.subarray(i);
+                if (i < len) this.held = Buffer.from(buf.subarray(i));
                 return;
               }
               break;
@@ -665,6 +675,8 @@ export class Parser extends MessageFields {
       return false;
     }
     this.split(buf, start, end, false);
+    this.argsStart = start;
+    this.argsEnd = end;
     const fs = this.fieldStart;
     const fe = this.fieldEnd;
     const n = this.fieldCount;
