@@ -288,6 +288,10 @@ export class Security implements SecurityHooks {
     });
   }
 
+  get tlsConfigured(): boolean {
+    return this.tls !== null;
+  }
+
   tlsInfo(info: Record<string, unknown>): void {
     if (this.tls !== null) this.tls.info(info);
   }

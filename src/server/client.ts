@@ -118,6 +118,9 @@ export class Client implements ParserHandler {
   private lastSubjectBytes: Buffer = Buffer.allocUnsafe(64);
   private lastSubjectLen = -1;
 
+  /** Reads arrive through the shared read buffer's callback, not 'data' events. */
+  sharedReads = false;
+
   constructor(
     server: Server,
     cid: number,
@@ -138,36 +141,39 @@ export class Client implements ParserHandler {
     });
   }
 
+  /** One read from the socket: every op in it, then one flush of what it produced. */
+  readonly onRead = (chunk: Buffer): void => {
+    // Activity is noted per read, not per message: the keep-alive only needs to
+    // know the client spoke within the last ping interval.
+    this.lastActivity = Date.now();
+    const server = this.server;
+    // While reading, output waits for the flush at the end of this read, so no
+    // setImmediate is scheduled per read.
+    server.reading = true;
+    try {
+      this.parser.parse(chunk);
+    } catch (err) {
+      // A bug behind one op must not take the server down: log it and drop
+      // this connection, whose stream position is now unknown.
+      server.logger.error(`${this.label()} - internal error: ${errorText(err)}`);
+      this.close(CloseReason.parseError);
+    } finally {
+      server.reading = false;
+    }
+    server.flushPending();
+    const congested = server.congested;
+    if (congested !== null) {
+      server.congested = null;
+      congested.holdProducer(this);
+    }
+  };
+
   /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
   begin(info: Buffer | null): void {
     const socket = this.socket;
     if (socket === null) return;
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => {
-      // Activity is noted per read, not per message: the keep-alive only needs to
-      // know the client spoke within the last ping interval.
-      this.lastActivity = Date.now();
-      const server = this.server;
-      // While reading, output waits for the flush at the end of this read, so no
-      // setImmediate is scheduled per read.
-      server.reading = true;
-      try {
-        this.parser.parse(chunk);
-      } catch (err) {
-        // A bug behind one op must not take the server down: log it and drop
-        // this connection, whose stream position is now unknown.
-        server.logger.error(`${this.label()} - internal error: ${errorText(err)}`);
-        this.close(CloseReason.parseError);
-      } finally {
-        server.reading = false;
-      }
-      server.flushPending();
-      const congested = this.server.congested;
-      if (congested !== null) {
-        this.server.congested = null;
-        congested.holdProducer(this);
-      }
-    });
+    if (!this.sharedReads) socket.on('data', this.onRead);
     socket.on('end', () => {
       this.close(CloseReason.clientClosed);
     });

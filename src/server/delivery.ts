@@ -6,6 +6,7 @@
 import type { Client } from './client.js';
 import type { PublishedMessage } from './message.js';
 import { putBytes, putInt, ZERO_COPY_MIN } from './outbound.js';
+import { keep } from './shared-read.js';
 import type { Subscription } from './subscription.js';
 
 const M = 0x4d;
@@ -108,7 +109,7 @@ export function finishMessage(
   b[p++] = LF;
   if (byRef) {
     out.pos = p;
-    out.appendRef(m.payload.subarray(payStart, payEnd));
+    out.appendRef(keep(m.payload, payStart, payEnd));
     out.reserve(2);
     p = out.pos;
     out.buf[p++] = CR;
@@ -140,14 +141,16 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
   const argBuf = m.argBuf;
   const subject = argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
   const reply = m.replyStart >= 0 ? argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
+  // In-process subscribers may keep what they get (the streaming store does).
+  const whole = keep(m.payload, m.payloadStart, m.payloadEnd);
   let headers: Buffer | null = null;
-  let payStart = m.payloadStart;
+  let data = whole;
   if (m.hdr >= 0) {
-    headers = m.payload.subarray(payStart, payStart + m.hdr);
-    payStart += m.hdr;
+    headers = whole.subarray(0, m.hdr);
+    data = whole.subarray(m.hdr);
   }
   try {
-    sub.internal!(subject, reply, headers, m.payload.subarray(payStart, m.payloadEnd));
+    sub.internal!(subject, reply, headers, data);
   } catch (err) {
     // An in-process subscriber's failure is its own: the publisher and the other
     // subscribers of this message carry on.

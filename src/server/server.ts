@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './logger.js';
 import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage } from './message.js';
 import { type ReloadHook, reloadServer } from './reload.js';
+import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, Subscription } from './subscription.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 
@@ -31,6 +32,8 @@ export interface SecurityHooks {
   begin(c: Client): void;
   /** Adds tls_required, tls_verify and tls_available to an INFO under construction. */
   tlsInfo(info: Record<string, unknown>): void;
+  /** TLS is configured: connections start through the TLS layer's stream events. */
+  readonly tlsConfigured: boolean;
   /** Checks CONNECT credentials and binds user, account and permissions. */
   authenticate(c: Client, opts: ConnectOptions): boolean | Promise<boolean>;
   clientClosed(c: Client): void;
@@ -147,7 +150,9 @@ export class Server {
       this.markReady();
       return;
     }
-    const listener = createServer({ noDelay: true }, (socket) => {
+    // Paused at accept, so a plain connection's handle can move to a socket that
+    // reads into the shared buffer before anything is read (shared-read.ts).
+    const listener = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => {
       this.accept(socket);
     });
     this.listener = listener;
@@ -189,18 +194,32 @@ export class Server {
     const client = new Client(this, cid, socket, this.globalAccount);
     this.totalConnections++;
     if (this.clients.size >= this.options.maxConnections) {
-      // The reference sends INFO first, then the error.
+      // The reference sends INFO first, then the error. What the client sends is
+      // read and dropped (flowing, no 'data' listener), so its close is noticed.
       socket.write(this.infoFor(client));
       socket.end(errLine(ErrText.maxConnections));
+      socket.resume();
       setTimeout(() => socket.destroy(), 2000).unref();
       this.logger.error(`${client.label()} - Maximum Connections Exceeded`);
       return;
+    }
+    // A plain connection reads into the shared buffer; TLS reads its first byte,
+    // then the handshake, through stream events.
+    const shared =
+      this.security !== null && this.security.tlsConfigured
+        ? null
+        : adoptSharedReads(socket, client.onRead);
+    if (shared !== null) {
+      client.socket = shared;
+      client.sharedReads = true;
     }
     this.clients.set(cid, client);
     if (this.logger.debugEnabled)
       this.logger.debug(`${client.label()} - Client connection created`);
     if (this.security !== null) this.security.begin(client);
     else client.begin(this.infoFor(client));
+    // Accepted paused (pauseOnConnect): a stream-event connection starts reading now.
+    if (shared === null) socket.resume();
   }
 
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
