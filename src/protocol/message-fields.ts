@@ -98,7 +98,10 @@ export class MessageFields {
       this.argsEnd = n;
       this.argBuf = copy;
     }
-    if (this.payload === buf) {
+    if (this.pending !== null) {
+      // Still gathering: `payload` is a finished message's, and gatherPayload sets it.
+      this.payload = NO_BYTES;
+    } else if (this.payload === buf) {
       this.payload = Buffer.copyBytesFrom(
         buf,
         this.payloadStart,
