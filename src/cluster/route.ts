@@ -203,24 +203,7 @@ export class Route implements RouteParserHandler, RouteSink {
 
   private onData(chunk: Buffer): void {
     this.lastActivity = Date.now();
-    const server = this.cluster.server;
-    server.reading = true;
-    try {
-      this.parser.parse(chunk);
-    } catch (err) {
-      // As for clients (Client.begin): a bug behind one op drops this route, not the server.
-      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      server.logger.error(`${this.label()} - internal error: ${text}`);
-      this.close(CloseReason.parseError);
-    } finally {
-      server.reading = false;
-    }
-    server.flushPending();
-    const congested = server.congested;
-    if (congested !== null) {
-      server.congested = null;
-      congested.holdProducer(this.client);
-    }
+    this.cluster.server.runRead(this, this.parser, chunk, this.client);
   }
 
   // ---- output -----------------------------------------------------------------

@@ -146,26 +146,7 @@ export class Client implements ParserHandler {
     // Activity is noted per read, not per message: the keep-alive only needs to
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
-    const server = this.server;
-    // While reading, output waits for the flush at the end of this read, so no
-    // setImmediate is scheduled per read.
-    server.reading = true;
-    try {
-      this.parser.parse(chunk);
-    } catch (err) {
-      // A bug behind one op must not take the server down: log it and drop
-      // this connection, whose stream position is now unknown.
-      server.logger.error(`${this.label()} - internal error: ${errorText(err)}`);
-      this.close(CloseReason.parseError);
-    } finally {
-      server.reading = false;
-    }
-    server.flushPending();
-    const congested = server.congested;
-    if (congested !== null) {
-      server.congested = null;
-      congested.holdProducer(this);
-    }
+    this.server.runRead(this, this.parser, chunk, this);
   };
 
   /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
@@ -743,8 +724,4 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
     b[start + 3] === 0x5f &&
     b[start + 4] === 0x2e
   );
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }

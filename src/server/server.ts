@@ -27,6 +27,17 @@ export type { ClosedClientInfo } from './closed.js';
  * Authentication, accounts and TLS (src/auth/security.ts) plug in here; null when
  * none is configured, and then nothing of them runs.
  */
+/** A connection whose reads runRead() handles: a client or a route. */
+export interface ReadingConnection {
+  label(): string;
+  close(reason: string): void;
+}
+
+/** The client and route parsers, as runRead() drives them. */
+export interface ChunkParser {
+  parse(buf: Buffer): void;
+}
+
 export interface SecurityHooks {
   /** Takes over a new connection: nonce, TLS, no_auth_user, then Client.begin(). */
   begin(c: Client): void;
@@ -254,6 +265,31 @@ export class Server {
     if (!this.flushScheduled && !this.reading) {
       this.flushScheduled = true;
       setImmediate(this.flushAll);
+    }
+  }
+
+  /**
+   * One read of a connection: its ops, then one flush of what they produced (no
+   * setImmediate per read); a publisher that pushed a subscriber past half of
+   * max_pending is then held. A bug behind one op must not take the server down:
+   * it is logged and that connection, whose stream position is now unknown, closes.
+   */
+  runRead(conn: ReadingConnection, parser: ChunkParser, chunk: Buffer, producer: Client): void {
+    this.reading = true;
+    try {
+      parser.parse(chunk);
+    } catch (err) {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      this.logger.error(`${conn.label()} - internal error: ${text}`);
+      conn.close(CloseReason.parseError);
+    } finally {
+      this.reading = false;
+    }
+    this.flushPending();
+    const congested = this.congested;
+    if (congested !== null) {
+      this.congested = null;
+      congested.holdProducer(producer);
     }
   }
 
