@@ -35,57 +35,51 @@ async function ready(port: number): Promise<RawClient> {
   return c;
 }
 
+/**
+ * Subscribes to `subject`, publishes `pieces` on one connection with another
+ * connection's read between each two, and returns what the subscriber got
+ * (ending with the PONG of a PING).
+ */
+async function acrossReads(subject: string, pieces: string[]): Promise<string> {
+  return withServer({}, async (s) => {
+    const [sub, pub, other] = [await ready(s.port), await ready(s.port), await ready(s.port)];
+    try {
+      assert.equal(await sub.exchange(`SUB ${subject} 1\r\nPING\r\n`), 'PONG\r\n');
+      for (let i = 0; i < pieces.length - 1; i++) {
+        pub.send(pieces[i]!);
+        await overwrite(other);
+      }
+      assert.equal(await pub.exchange(`${pieces[pieces.length - 1]!}PING\r\n`), 'PONG\r\n');
+      return await sub.exchange('PING\r\n');
+    } finally {
+      for (const c of [sub, pub, other]) c.close();
+    }
+  });
+}
+
 describe('the shared read buffer', () => {
   it('a message whose payload goes on in a later read keeps its subject and reply', async () => {
-    await withServer({}, async (s) => {
-      const [sub, pub, other] = [await ready(s.port), await ready(s.port), await ready(s.port)];
-      try {
-        assert.equal(await sub.exchange('SUB long.subject.> 1\r\nPING\r\n'), 'PONG\r\n');
-        pub.send('PUB long.subject.name reply.inbox.7 10\r\n01234');
-        await overwrite(other);
-        assert.equal(await pub.exchange('56789\r\nPING\r\n'), 'PONG\r\n');
-        assert.equal(
-          await sub.exchange('PING\r\n'),
-          'MSG long.subject.name 1 reply.inbox.7 10\r\n0123456789\r\nPONG\r\n',
-        );
-      } finally {
-        for (const c of [sub, pub, other]) c.close();
-      }
-    });
+    assert.equal(
+      await acrossReads('long.subject.>', [
+        'PUB long.subject.name reply.inbox.7 10\r\n01234',
+        '56789\r\n',
+      ]),
+      'MSG long.subject.name 1 reply.inbox.7 10\r\n0123456789\r\nPONG\r\n',
+    );
   });
 
   it('a payload whose CRLF comes in a later read is delivered as it was read', async () => {
-    await withServer({}, async (s) => {
-      const [sub, pub, other] = [await ready(s.port), await ready(s.port), await ready(s.port)];
-      try {
-        assert.equal(await sub.exchange('SUB a 1\r\nPING\r\n'), 'PONG\r\n');
-        pub.send('PUB a 5\r\nhello');
-        await overwrite(other);
-        pub.send('\r');
-        await overwrite(other);
-        assert.equal(await pub.exchange('\nPING\r\n'), 'PONG\r\n');
-        assert.equal(await sub.exchange('PING\r\n'), 'MSG a 1 5\r\nhello\r\nPONG\r\n');
-      } finally {
-        for (const c of [sub, pub, other]) c.close();
-      }
-    });
+    assert.equal(
+      await acrossReads('a', ['PUB a 5\r\nhello', '\r', '\n']),
+      'MSG a 1 5\r\nhello\r\nPONG\r\n',
+    );
   });
 
   it('a control line split across reads is whole when its end arrives', async () => {
-    await withServer({}, async (s) => {
-      const [sub, pub, other] = [await ready(s.port), await ready(s.port), await ready(s.port)];
-      try {
-        assert.equal(await sub.exchange('SUB split.> 1\r\nPING\r\n'), 'PONG\r\n');
-        pub.send('PUB split.subj');
-        await overwrite(other);
-        pub.send('ect 3\r\nab');
-        await overwrite(other);
-        assert.equal(await pub.exchange('c\r\nPING\r\n'), 'PONG\r\n');
-        assert.equal(await sub.exchange('PING\r\n'), 'MSG split.subject 1 3\r\nabc\r\nPONG\r\n');
-      } finally {
-        for (const c of [sub, pub, other]) c.close();
-      }
-    });
+    assert.equal(
+      await acrossReads('split.>', ['PUB split.subj', 'ect 3\r\nab', 'c\r\n']),
+      'MSG split.subject 1 3\r\nabc\r\nPONG\r\n',
+    );
   });
 
   it('large payloads queued for a subscriber that does not read stay intact', async () => {
