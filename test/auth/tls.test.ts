@@ -109,11 +109,17 @@ describe('TLS', () => {
   });
 
   it('allow_non_tls: INFO says tls_available, and plain and TLS clients both work', async () => {
-    const { port } = await startWithConfig(tlsConf(certs) + '\nallow_non_tls: true');
+    const { port, server } = await startWithConfig(tlsConf(certs) + '\nallow_non_tls: true');
     const c = await open(port);
     assert.equal(c.infoJson().tls_available, true);
     assert.equal(c.infoJson().tls_required, undefined);
     assert.equal(await c.exchange(C0 + 'PING\r\n'), 'PONG\r\n');
+    // With TLS configured, reads go through stream events, not the shared buffer.
+    const plain = [...server.clients.values()].filter((x) => x.kind === 'client');
+    assert.deepEqual(
+      plain.map((x) => x.sharedReads),
+      [false],
+    );
     const { reply } = await tlsExchange(port, C0 + 'PING\r\n', { ca: certs.ca });
     assert.equal(reply, 'PONG\r\n');
   });

@@ -58,6 +58,19 @@ async function acrossReads(subject: string, pieces: string[]): Promise<string> {
 }
 
 describe('the shared read buffer', () => {
+  it('plain connections read through it (Node still lets an accepted handle move)', async () => {
+    await withServer({}, async (s) => {
+      const c = await ready(s.port);
+      try {
+        const clients = [...s.server.clients.values()].filter((x) => x.kind === 'client');
+        assert.equal(clients.length, 1);
+        assert.equal(clients[0]!.sharedReads, true);
+      } finally {
+        c.close();
+      }
+    });
+  });
+
   it('a message whose payload goes on in a later read keeps its subject and reply', async () => {
     assert.equal(
       await acrossReads('long.subject.>', [
