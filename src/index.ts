@@ -5,7 +5,6 @@ import { attachMonitor, type Monitor } from './monitor/index.js';
 import { Server } from './server/server.js';
 import type { SecurityOptions } from './auth/options.js';
 import { attachSecurity } from './auth/security.js';
-import { startStreaming } from './streaming/attach.js';
 import type { StreamingOptions } from './streaming/options.js';
 import type { StreamingServer } from './streaming/server.js';
 import { attachCluster } from './cluster/attach.js';
@@ -111,6 +110,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let streaming: StreamingServer | null = null;
   if (streamingOptions !== undefined && streamingOptions !== false) {
     try {
+      // Loaded only when asked for: the streaming layer is about 13 MB of a
+      // process's memory (protobuf code, stores, the PostgreSQL client).
+      const { startStreaming } = await import('./streaming/attach.js');
       streaming = await startStreaming(
         server,
         monitor,

@@ -34,7 +34,6 @@ import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
 import { FileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
-import { SqlStore } from './store/sql/store.js';
 import { isStoreError } from './store/errors.js';
 import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
 import type { Sub } from './subscription.js';
@@ -144,7 +143,7 @@ export class StreamingServer {
   /** Opens the store, recovers, checks no other server uses the cluster ID, subscribes. */
   async start(): Promise<void> {
     const o = this.options;
-    this.store = o.store ?? this.createStore();
+    this.store = o.store ?? (await this.createStore());
     this.bus = await this.createBus();
     if (o.ftGroup !== '') {
       // A standby reads nothing from the store until it holds the lock (ft.ts).
@@ -197,8 +196,10 @@ export class StreamingServer {
     this.onAbort?.(reason);
   }
 
-  private createSqlStore(): Store {
+  private async createSqlStore(): Promise<Store> {
     const o = this.options;
+    // The PostgreSQL client is loaded only for the SQL store.
+    const { SqlStore } = await import('./store/sql/store.js');
     return new SqlStore({
       source: o.sqlSource,
       limits: o.limits,
@@ -223,11 +224,11 @@ export class StreamingServer {
     });
   }
 
-  private createStore(): Store {
+  private async createStore(): Promise<Store> {
     const o = this.options;
     if (o.storeType === 'SQL') {
       try {
-        return this.createSqlStore();
+        return await this.createSqlStore();
       } catch (err) {
         if (isStoreError(err)) throw new StreamingStartError(err.message);
         throw err;
