@@ -7,7 +7,7 @@ const NO_BYTES = Buffer.alloc(0);
 
 export class MessageFields {
   /** Holds subject, reply and the raw size fields. */
-  argBuf: Buffer = Buffer.alloc(0);
+  argBuf: Buffer = NO_BYTES;
   subjectStart = 0;
   subjectEnd = 0;
   /** -1 when there is no reply subject. */
@@ -22,7 +22,7 @@ export class MessageFields {
   hdrEnd = 0;
   /** Total size: headers plus payload. */
   size = 0;
-  payload: Buffer = Buffer.alloc(0);
+  payload: Buffer = NO_BYTES;
   payloadStart = 0;
   payloadEnd = 0;
 
@@ -73,11 +73,10 @@ export class MessageFields {
 
   /**
    * Called after each read with that read's buffer, so the parser keeps nothing of
-   * it: a read buffer that outlives the next read can outlive a young-generation
-   * collection, and read buffers promoted that way are only freed by full
-   * collections, which then run back to back (measured: 2.5x the CPU per message).
-   * A message still incomplete keeps a copy of its argument line and, when only its
-   * CRLF is missing, of its payload; everything else lets go of the buffer.
+   * it: client reads land in one shared buffer (src/server/shared-read.ts) that the
+   * next read, from any connection, overwrites. A message still incomplete keeps a
+   * copy of its argument line and, when only its CRLF is missing, of its payload;
+   * everything else lets go of the buffer.
    */
   protected detach(buf: Buffer, inMessage: boolean): void {
     if (!inMessage) {

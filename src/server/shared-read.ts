@@ -1,7 +1,7 @@
 // Plain TCP client connections all read into one buffer, through Node's `onread`.
 // Node's default gives every read a fresh buffer: at 4 GB/s of publishes that is
-// 60,000 buffers a second, whose external memory drives young-generation
-// collections, promotes some of them and then full collections back to back
+// 60,000 buffers a second, whose external memory forces a young-generation
+// collection every 32 MB, and V8 may follow each with a full mark-compact
 // (bench/RESULTS.md). One buffer for every socket allocates nothing per read. The
 // price is a rule: nothing may keep a view of a read after its callback returns.
 // The parser copies what an incomplete op needs (MessageFields.detach); anything
