@@ -30,6 +30,35 @@ const HANDSHAKE = 0x16;
 /** A TLS setting that cannot be used; the message names the file or field. */
 export class TlsConfigError extends Error {}
 
+/** The PEM files of a tls block, read; a missing or unreadable one is a TlsConfigError in the reference's words. */
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+}
+
+export function readTlsMaterial(options: {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}): TlsMaterial {
+  if (options.certFile === '') throw new TlsConfigError("missing 'cert_file' in TLS configuration");
+  if (options.keyFile === '') throw new TlsConfigError("missing 'key_file' in TLS configuration");
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new TlsConfigError(`error loading ${what} ${file}: ${(err as Error).message}`);
+    }
+  };
+  const material: TlsMaterial = {
+    cert: read(options.certFile, 'certificate'),
+    key: read(options.keyFile, 'key'),
+  };
+  if (options.caFile !== '') material.ca = read(options.caFile, 'CA file');
+  return material;
+}
+
 export class TlsLayer {
   readonly options: TlsOptions;
   /**
@@ -48,24 +77,10 @@ export class TlsLayer {
 
   constructor(options: TlsOptions) {
     this.options = options;
-    if (options.certFile === '')
-      throw new TlsConfigError("missing 'cert_file' in TLS configuration");
-    if (options.keyFile === '') throw new TlsConfigError("missing 'key_file' in TLS configuration");
-    const read = (file: string, what: string): Buffer => {
-      try {
-        return readFileSync(file);
-      } catch (err) {
-        throw new TlsConfigError(`error loading ${what} ${file}: ${(err as Error).message}`);
-      }
-    };
-    const cert = read(options.certFile, 'certificate');
-    const key = read(options.keyFile, 'key');
-    const ca = options.caFile !== '' ? read(options.caFile, 'CA file') : undefined;
+    const material = readTlsMaterial(options);
     try {
       this.handshakes = createServer({
-        cert,
-        key,
-        ...(ca !== undefined ? { ca } : {}),
+        ...material,
         minVersion: 'TLSv1.2',
         requestCert: options.verify,
         rejectUnauthorized: options.verify,

@@ -6,7 +6,6 @@
 // the CA as root and client CA alike. A dialling server checks the accepting one's
 // certificate for the host it dialled.
 
-import { readFileSync } from 'node:fs';
 import { isIP, type Socket } from 'node:net';
 import {
   checkServerIdentity,
@@ -18,7 +17,7 @@ import {
   type Server,
   type TLSSocket,
 } from 'node:tls';
-import { TlsConfigError, type TlsOptions } from '../auth/tls.js';
+import { readTlsMaterial, TlsConfigError, type TlsOptions } from '../auth/tls.js';
 
 /** `cluster { tls { cert_file, key_file, ca_file, verify, timeout } }`. */
 export type RouteTlsOptions = Omit<TlsOptions, 'allowNonTls'>;
@@ -66,25 +65,11 @@ export class RouteTls {
   /** Reads the files; throws TlsConfigError with the reference's texts. */
   constructor(options: RouteTlsOptions) {
     this.options = options;
-    if (options.certFile === '')
-      throw new TlsConfigError("missing 'cert_file' in TLS configuration");
-    if (options.keyFile === '') throw new TlsConfigError("missing 'key_file' in TLS configuration");
-    const read = (file: string, what: string): Buffer => {
-      try {
-        return readFileSync(file);
-      } catch (err) {
-        throw new TlsConfigError(`error loading ${what} ${file}: ${(err as Error).message}`);
-      }
-    };
-    this.cert = read(options.certFile, 'certificate');
-    this.key = read(options.keyFile, 'key');
-    this.ca = options.caFile !== '' ? read(options.caFile, 'CA file') : undefined;
-    const material = {
-      cert: this.cert,
-      key: this.key,
-      ...(this.ca !== undefined ? { ca: this.ca } : {}),
-      minVersion: 'TLSv1.2' as const,
-    };
+    const files = readTlsMaterial(options);
+    this.cert = files.cert;
+    this.key = files.key;
+    this.ca = files.ca;
+    const material = { ...files, minVersion: 'TLSv1.2' as const };
     try {
       this.context = createSecureContext(material);
       this.handshakes = createServer({
