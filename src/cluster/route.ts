@@ -6,6 +6,7 @@
 
 import type { Socket } from 'node:net';
 import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
+import { redactConnect } from '../protocol/connect.js';
 import type { Account } from '../server/account.js';
 import { Client } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
@@ -236,7 +237,7 @@ export class Route implements RouteParserHandler, RouteSink {
   // ---- RouteParserHandler ------------------------------------------------------
 
   onConnect(buf: Buffer, start: number, end: number): void {
-    if (this.traceIn()) this.trace('CONNECT', redactPass(buf.toString('utf8', start, end)));
+    if (this.traceIn()) this.trace('CONNECT', redactConnect(buf.toString('utf8', start, end)));
     if (this.didSolicit || this.connectReceived) return;
     let json: unknown;
     try {
@@ -553,20 +554,4 @@ function removeRouteSub(sub: RouteSubscription): void {
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   for (let i = 0; i < len; i++) if (a[start + i] !== b[i]) return false;
   return true;
-}
-
-/** A route CONNECT for the trace log, its password blanked; text that is not JSON is not shown. */
-function redactPass(text: string): string {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return `<${text.length} bytes, not JSON>`;
-  }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    return `<${text.length} bytes, not a JSON object>`;
-  }
-  const o = json as Record<string, unknown>;
-  if (Object.hasOwn(o, 'pass')) o.pass = '[REDACTED]';
-  return JSON.stringify(o);
 }
