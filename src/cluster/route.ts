@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
 import { redactConnect } from '../protocol/connect.js';
 import type { Account } from '../server/account.js';
-import { Client } from '../server/client.js';
+import { Client, watchSocket } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
 import { Subscription, type RouteSink } from '../server/subscription.js';
 import { isValidSubscribeSubject } from '../subjects/validate.js';
@@ -104,16 +104,7 @@ export class Route implements RouteParserHandler, RouteSink {
     socket.on('data', (chunk: Buffer) => {
       this.onData(chunk);
     });
-    socket.on('end', () => {
-      this.close(CloseReason.clientClosed);
-    });
-    socket.on('close', () => {
-      this.close(CloseReason.clientClosed);
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      this.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
-    });
-    socket.on('drain', () => {
+    watchSocket(socket, this, () => {
       this.client.drained();
     });
   }

@@ -155,16 +155,7 @@ export class Client implements ParserHandler {
     if (socket === null) return;
     socket.setNoDelay(true);
     if (!this.sharedReads) socket.on('data', this.onRead);
-    socket.on('end', () => {
-      this.close(CloseReason.clientClosed);
-    });
-    socket.on('close', () => {
-      this.close(CloseReason.clientClosed);
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      this.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
-    });
-    socket.on('drain', () => {
+    watchSocket(socket, this, () => {
       this.drained();
     });
     if (info !== null) this.send(info);
@@ -724,4 +715,25 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
     b[start + 3] === 0x5f &&
     b[start + 4] === 0x2e
   );
+}
+
+/**
+ * Closes conn (a client, or a route over its client) when its socket ends, closes
+ * or fails, and reports when the socket's output drained.
+ */
+export function watchSocket(
+  socket: Socket,
+  conn: { close(reason: string): void },
+  drained: () => void,
+): void {
+  socket.on('end', () => {
+    conn.close(CloseReason.clientClosed);
+  });
+  socket.on('close', () => {
+    conn.close(CloseReason.clientClosed);
+  });
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    conn.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
+  });
+  socket.on('drain', drained);
 }
