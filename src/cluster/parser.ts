@@ -10,7 +10,7 @@
 // message chosen for queue groups reads `RMSG acc subject + reply q1 q2 size` or
 // `RMSG acc subject | q1 q2 size`.
 
-import { MessageFields } from '../protocol/message-fields.js';
+import { OpParser } from '../protocol/op-parser.js';
 import { parseSize } from '../protocol/parser.js';
 import type { PublishedMessage } from '../server/message.js';
 
@@ -80,7 +80,7 @@ const enum Op {
   UNKNOWN,
 }
 
-export class RouteParser extends MessageFields implements PublishedMessage {
+export class RouteParser extends OpParser implements PublishedMessage {
   private state: S = S.LINE;
   private readonly handler: RouteParserHandler;
 
@@ -100,8 +100,6 @@ export class RouteParser extends MessageFields implements PublishedMessage {
   /** Index in fieldStart of the first queue name; queueCount 0 for none. */
   queueFirst = 0;
   queueCount = 0;
-  private suspended = false;
-  private held: Buffer | null = null;
 
   // The current RS+/RS-: queue and weight (queueStart -1 for a plain subscription).
   queueStart = -1;
@@ -111,27 +109,6 @@ export class RouteParser extends MessageFields implements PublishedMessage {
   constructor(handler: RouteParserHandler) {
     super();
     this.handler = handler;
-  }
-
-  /**
-   * Holds every later op until resume(): called by the handler inside onConnect
-   * while a bcrypt check runs, so nothing behind the CONNECT runs before its verdict.
-   */
-  suspend(): void {
-    this.suspended = true;
-  }
-
-  /** The handler called suspend() (a CONNECT awaits its verdict). */
-  isSuspended(): boolean {
-    return this.suspended;
-  }
-
-  /** Parses what suspend() held back, in order. */
-  resume(): void {
-    this.suspended = false;
-    const held = this.held;
-    this.held = null;
-    if (held !== null) this.parse(held);
   }
 
   /** Stops for good: the rest of this read and every later one are ignored. */
@@ -144,17 +121,12 @@ export class RouteParser extends MessageFields implements PublishedMessage {
     return this.state === S.DEAD;
   }
 
-  parse(buf: Buffer): void {
-    this.parseRead(buf);
+  protected inMessage(): boolean {
     const state = this.state;
-    this.detach(buf, state === S.PAYLOAD || state === S.END_R || state === S.END_N);
+    return state === S.PAYLOAD || state === S.END_R || state === S.END_N;
   }
 
-  private parseRead(buf: Buffer): void {
-    if (this.suspended) {
-      this.held = this.held === null ? buf : Buffer.concat([this.held, buf]);
-      return;
-    }
+  protected parseRead(buf: Buffer): void {
     const len = buf.length;
     let i = 0;
     while (i < len) {
@@ -190,7 +162,7 @@ export class RouteParser extends MessageFields implements PublishedMessage {
           const next = this.state as S;
           if (next === S.DEAD) return;
           if (this.isSuspended()) {
-            if (i < len) this.held = buf.subarray(i);
+            this.holdRest(buf, i);
             return;
           }
           if (next === S.PAYLOAD) i = this.beginPayload(buf, i, len);

@@ -3,7 +3,7 @@
 // payloads over as (buffer, start, end) without copying when they lie inside one
 // chunk. It knows nothing of sockets or servers: ops go to a ParserHandler.
 
-import { MessageFields } from './message-fields.js';
+import { OpParser } from './op-parser.js';
 
 export const ParseFailure = {
   unknownOp: 0,
@@ -116,7 +116,7 @@ export interface ParserLimits {
   maxPayload: number;
 }
 
-export class Parser extends MessageFields {
+export class Parser extends OpParser {
   private state: S = S.OP_START;
   private readonly handler: ParserHandler;
   maxControlLine: number;
@@ -135,37 +135,12 @@ export class Parser extends MessageFields {
   fieldCount = 0;
 
   private isHmsg = false;
-  private suspended = false;
-  private held: Buffer | null = null;
 
   constructor(handler: ParserHandler, limits: ParserLimits) {
     super();
     this.handler = handler;
     this.maxControlLine = limits.maxControlLine;
     this.maxPayload = limits.maxPayload;
-  }
-
-  /**
-   * Called by the handler inside onConnect when it cannot answer at once (a bcrypt
-   * check runs off the event loop): parse() returns right after that CONNECT and
-   * holds the rest of the chunk, and any later chunk, until resume(). Ops after a
-   * CONNECT must wait for its verdict, as they would behind the reference's
-   * synchronous check.
-   */
-  suspend(): void {
-    this.suspended = true;
-  }
-
-  private isSuspended(): boolean {
-    return this.suspended;
-  }
-
-  /** Parses what suspend() held back, in order. */
-  resume(): void {
-    this.suspended = false;
-    const held = this.held;
-    this.held = null;
-    if (held !== null) this.parse(held);
   }
 
   /** Stops parsing for good: the rest of this chunk and every later one are ignored. */
@@ -187,21 +162,14 @@ export class Parser extends MessageFields {
     return (this.splitArg ? this.scratchLen : 0) + (this.pending === null ? 0 : this.pendingLen);
   }
 
-  parse(buf: Buffer): void {
-    this.parseRead(buf);
+  protected inMessage(): boolean {
     const state = this.state;
-    this.detach(
-      buf,
-      (state === S.MSG_PAYLOAD || state === S.MSG_END_R || state === S.MSG_END_N) && !this.isHmsg,
+    return (
+      (state === S.MSG_PAYLOAD || state === S.MSG_END_R || state === S.MSG_END_N) && !this.isHmsg
     );
   }
 
-  private parseRead(buf: Buffer): void {
-    if (this.suspended) {
-      // Copies: the read buffer may be shared and reused by the next read.
-      this.held = this.held === null ? Buffer.from(buf) : Buffer.concat([this.held, buf]);
-      return;
-    }
+  protected parseRead(buf: Buffer): void {
     const len = buf.length;
     let i = 0;
     while (i < len) {
@@ -357,9 +325,8 @@ export class Parser extends MessageFields {
               break;
             case S.CONNECT_ARG:
               this.handler.onConnect(argBuf, start, end);
-              // A method call: TypeScript would keep `this.suspended` narrowed to false.
               if (this.isSuspended() && !this.stopped) {
-                if (i < len) this.held = Buffer.from(buf.subarray(i));
+                this.holdRest(buf, i);
                 return;
               }
               break;
