@@ -60,3 +60,27 @@ export class ChannelRegistry<C extends ChannelStore> {
     return { msgs, bytes };
   }
 }
+
+/**
+ * The Store methods that only read the registry, the same for every store type;
+ * a store extends this and sets channelsByName in its constructor.
+ */
+export abstract class RegistryStore<C extends ChannelStore> {
+  protected abstract readonly channelsByName: ChannelRegistry<C>;
+
+  lookupChannel(name: string): ChannelStore | undefined {
+    return this.channelsByName.get(name);
+  }
+
+  channels(): IterableIterator<ChannelStore> {
+    return this.channelsByName.values();
+  }
+
+  get channelCount(): number {
+    return this.channelsByName.size;
+  }
+
+  totals(): { msgs: number; bytes: number } {
+    return this.channelsByName.totals();
+  }
+}

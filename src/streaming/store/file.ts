@@ -35,7 +35,7 @@
 import { renameSync, mkdirSync } from 'node:fs';
 import { rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ChannelRegistry } from './channel-registry.js';
+import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { FileChannel, recoverChannel, type RecoveredChannel } from './file-channel.js';
 import { IoScheduler } from './file-io.js';
@@ -72,7 +72,7 @@ import type {
 
 const DELETED_PREFIX = '.deleted-';
 
-export class FileStore implements Store {
+export class FileStore extends RegistryStore<FileChannel> implements Store {
   readonly type = 'FILE' as const;
   readonly limits: ResolvedLimits;
   readonly dir: string;
@@ -80,7 +80,7 @@ export class FileStore implements Store {
   private readonly hooks: StoreHooks;
   private readonly io: IoScheduler;
   private readonly lock: DirLock;
-  private readonly channelsByName: ChannelRegistry<FileChannel>;
+  protected readonly channelsByName: ChannelRegistry<FileChannel>;
   private clientMap = new Map<string, ClientRecord>();
   private clientLog: TypedLog | undefined;
   private info: ServerInfoRecord | undefined;
@@ -94,6 +94,7 @@ export class FileStore implements Store {
   private readonly warn: (text: string) => void;
 
   constructor(options: FileStoreOptions) {
+    super();
     if (options.dir === '') throw new FileStoreError('IO', 'file store: no directory given');
     this.dir = options.dir;
     this.limits = ResolvedLimits.from(options.limits);
@@ -263,18 +264,6 @@ export class FileStore implements Store {
     return channel;
   }
 
-  lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelsByName.get(name);
-  }
-
-  channels(): IterableIterator<ChannelStore> {
-    return this.channelsByName.values();
-  }
-
-  get channelCount(): number {
-    return this.channelsByName.size;
-  }
-
   deleteChannel(name: string): void {
     this.checkReady();
     const channel = this.channelsByName.remove(name);
@@ -293,10 +282,6 @@ export class FileStore implements Store {
         this.warn(`file store: cannot remove ${gone}: ${String(err)}`);
       });
     });
-  }
-
-  totals(): { msgs: number; bytes: number } {
-    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {

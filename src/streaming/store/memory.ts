@@ -2,7 +2,7 @@
 // are enforced as in the reference (max_channels on create, max_subscriptions on
 // subscribe, max_msgs/max_bytes on store, max_age by a timer per channel) and
 // max_inactivity is reported through the onChannelInactive hook.
-import { ChannelRegistry } from './channel-registry.js';
+import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { watchChannelInactivity, type InactivityWatch } from './inactivity.js';
 import type { ChannelLimits, StoreLimitsConfig } from './limits.js';
@@ -49,17 +49,18 @@ class MemoryChannel implements ChannelStore {
   }
 }
 
-export class MemoryStore implements Store {
+export class MemoryStore extends RegistryStore<MemoryChannel> implements Store {
   readonly type = 'MEMORY' as const;
   readonly limits: ResolvedLimits;
   private readonly hooks: StoreHooks;
-  private readonly channelsByName: ChannelRegistry<MemoryChannel>;
+  protected readonly channelsByName: ChannelRegistry<MemoryChannel>;
   private readonly clientMap = new Map<string, ClientRecord>();
   private info: ServerInfoRecord | undefined;
   private closed = false;
   private readonly isClosed = (): boolean => this.closed;
 
   constructor(options: MemoryStoreOptions = {}) {
+    super();
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.hooks = options;
@@ -107,25 +108,9 @@ export class MemoryStore implements Store {
     return channel;
   }
 
-  lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelsByName.get(name);
-  }
-
-  channels(): IterableIterator<ChannelStore> {
-    return this.channelsByName.values();
-  }
-
-  get channelCount(): number {
-    return this.channelsByName.size;
-  }
-
   deleteChannel(name: string): void {
     this.checkOpen();
     this.channelsByName.remove(name).dispose();
-  }
-
-  totals(): { msgs: number; bytes: number } {
-    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {

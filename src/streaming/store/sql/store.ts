@@ -12,7 +12,7 @@
 // catching-up subscriber never waits behind a batch), one for the fault-tolerance
 // lock (its refresh never waits behind either).
 import pg from 'pg';
-import { ChannelRegistry } from '../channel-registry.js';
+import { ChannelRegistry, RegistryStore } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
 import { ResolvedLimits } from '../limits.js';
@@ -49,7 +49,7 @@ export interface SqlStoreOptions extends StoreHooks {
   readonly onDatabaseUp?: () => void;
 }
 
-export class SqlStore implements Store {
+export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   readonly type = 'SQL' as const;
   readonly limits: ResolvedLimits;
   private readonly hooks: StoreHooks;
@@ -58,7 +58,7 @@ export class SqlStore implements Store {
   private readonly lockPool: pg.Pool;
   private readonly writer: BatchWriter;
   private readonly lock: SqlLock;
-  private readonly channelsByName: ChannelRegistry<SqlChannel>;
+  protected readonly channelsByName: ChannelRegistry<SqlChannel>;
   private readonly clientMap = new Map<string, ClientRecord>();
   private nextChannelId = 1;
   private laterTimer: NodeJS.Timeout | undefined;
@@ -74,6 +74,7 @@ export class SqlStore implements Store {
   private readonly unavailable = (): Error | undefined => this.writer.down;
 
   constructor(private readonly options: SqlStoreOptions) {
+    super();
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.hooks = options;
@@ -169,18 +170,6 @@ export class SqlStore implements Store {
     return channel;
   }
 
-  lookupChannel(name: string): ChannelStore | undefined {
-    return this.channelsByName.get(name);
-  }
-
-  channels(): IterableIterator<ChannelStore> {
-    return this.channelsByName.values();
-  }
-
-  get channelCount(): number {
-    return this.channelsByName.size;
-  }
-
   deleteChannel(name: string): void {
     this.checkOpen();
     const channel = this.channelsByName.remove(name);
@@ -194,10 +183,6 @@ export class SqlStore implements Store {
       `DELETE FROM wb_channels WHERE id = ${id}`,
     );
     this.writer.kick();
-  }
-
-  totals(): { msgs: number; bytes: number } {
-    return this.channelsByName.totals();
   }
 
   flush(): Promise<void> {
