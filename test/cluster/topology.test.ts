@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
-import type { SecurityOptions } from '../../src/auth/options.js';
+import type { ExportConfig, ImportConfig, SecurityOptions } from '../../src/auth/options.js';
 import { reloadSecurity } from '../../src/auth/reload.js';
 import { attachSecurity } from '../../src/auth/security.js';
 import type { UserConfig } from '../../src/auth/users.js';
@@ -131,6 +131,39 @@ async function secureNode(
   return { server, cluster, url: server.url };
 }
 
+/** Account A (user a/a) with exports and account B (user b/b) with imports. */
+function exporterImporter(exports: ExportConfig[], imports: ImportConfig[]): SecurityOptions {
+  return {
+    accounts: {
+      A: { users: [{ user: 'a', password: 'a' }], exports },
+      B: { users: [{ user: 'b', password: 'b' }], imports },
+    },
+  };
+}
+
+type SecureNode = Awaited<ReturnType<typeof secureNode>>;
+
+/**
+ * Two nodes with `security`, the second routed to the first: runs body once the
+ * route is up, then closes the connections body put in `conns` and both nodes.
+ */
+async function withSecurePair(
+  security: SecurityOptions,
+  body: (n1: SecureNode, n2: SecureNode, conns: NatsConnection[]) => Promise<void>,
+): Promise<void> {
+  const n1 = await secureNode(security);
+  const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
+  const conns: NatsConnection[] = [];
+  try {
+    await waitFor('the route', () => n1.cluster.routes.size === 1);
+    await body(n1, n2, conns);
+  } finally {
+    await Promise.all(conns.map((c) => c.close()));
+    await n2.server.close();
+    await n1.server.close();
+  }
+}
+
 describe('accounts and permissions across routes', () => {
   it('keeps accounts apart and applies permissions as on one server', async () => {
     const users: UserConfig[] = [
@@ -186,29 +219,17 @@ describe('accounts and permissions across routes', () => {
 
 describe('imports and exports across routes', () => {
   it('carries stream and service imports between wirebus nodes', async () => {
-    const security: SecurityOptions = {
-      accounts: {
-        A: {
-          users: [{ user: 'a', password: 'a' }],
-          exports: [
-            { kind: 'stream', subject: 'feed.>' },
-            { kind: 'service', subject: 'svc.>' },
-          ],
-        },
-        B: {
-          users: [{ user: 'b', password: 'b' }],
-          imports: [
-            { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
-            { kind: 'service', account: 'A', subject: 'svc.time', to: 'time' },
-          ],
-        },
-      },
-    };
-    const n1 = await secureNode(security);
-    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
-    const conns: NatsConnection[] = [];
-    try {
-      await waitFor('the route', () => n1.cluster.routes.size === 1);
+    const security = exporterImporter(
+      [
+        { kind: 'stream', subject: 'feed.>' },
+        { kind: 'service', subject: 'svc.>' },
+      ],
+      [
+        { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+        { kind: 'service', account: 'A', subject: 'svc.time', to: 'time' },
+      ],
+    );
+    await withSecurePair(security, async (n1, n2, conns) => {
       const a1 = await connect({ servers: n1.url, user: 'a', pass: 'a' });
       const b2 = await connect({ servers: n2.url, user: 'b', pass: 'b' });
       conns.push(a1, b2);
@@ -236,36 +257,20 @@ describe('imports and exports across routes', () => {
       await waitFor('the stream message', () => got.length === 1);
       await sleep(200);
       assert.deepEqual(got, ['fromA.feed.x']);
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-      await n2.server.close();
-      await n1.server.close();
-    }
+    });
   });
   it('delivers a stream once per subscription and queue group, from either node', async () => {
-    const security: SecurityOptions = {
-      accounts: {
-        A: {
-          users: [{ user: 'a', password: 'a' }],
-          exports: [
-            { kind: 'stream', subject: 'feed.>' },
-            { kind: 'stream', subject: 'news.>' },
-          ],
-        },
-        B: {
-          users: [{ user: 'b', password: 'b' }],
-          imports: [
-            { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
-            { kind: 'stream', account: 'A', subject: 'news.*', to: 'headlines.*' },
-          ],
-        },
-      },
-    };
-    const n1 = await secureNode(security);
-    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
-    const conns: NatsConnection[] = [];
-    try {
-      await waitFor('the route', () => n1.cluster.routes.size === 1);
+    const security = exporterImporter(
+      [
+        { kind: 'stream', subject: 'feed.>' },
+        { kind: 'stream', subject: 'news.>' },
+      ],
+      [
+        { kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' },
+        { kind: 'stream', account: 'A', subject: 'news.*', to: 'headlines.*' },
+      ],
+    );
+    await withSecurePair(security, async (n1, n2, conns) => {
       const nodes = [n1, n2];
       const as = await Promise.all(
         nodes.map((n) => connect({ servers: n.url, user: 'a', pass: 'a' })),
@@ -311,30 +316,14 @@ describe('imports and exports across routes', () => {
       await waitFor('every delivery', () => got.length >= expected.length);
       await sleep(200);
       assert.deepEqual(got.sort(), expected.sort());
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-      await n2.server.close();
-      await n1.server.close();
-    }
+    });
   });
   it('keeps stream import interest steady through a security reload', async () => {
-    const security: SecurityOptions = {
-      accounts: {
-        A: {
-          users: [{ user: 'a', password: 'a' }],
-          exports: [{ kind: 'stream', subject: 'feed.>' }],
-        },
-        B: {
-          users: [{ user: 'b', password: 'b' }],
-          imports: [{ kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' }],
-        },
-      },
-    };
-    const n1 = await secureNode(security);
-    const n2 = await secureNode(security, [`nats-route://127.0.0.1:${n1.cluster.port}`]);
-    const conns: NatsConnection[] = [];
-    try {
-      await waitFor('the route', () => n1.cluster.routes.size === 1);
+    const security = exporterImporter(
+      [{ kind: 'stream', subject: 'feed.>' }],
+      [{ kind: 'stream', account: 'A', subject: 'feed.>', prefix: 'fromA' }],
+    );
+    await withSecurePair(security, async (n1, n2, conns) => {
       const a1 = await connect({ servers: n1.url, user: 'a', pass: 'a' });
       const b2 = await connect({ servers: n2.url, user: 'b', pass: 'b' });
       conns.push(a1, b2);
@@ -369,10 +358,6 @@ describe('imports and exports across routes', () => {
       // fromA.feed.* covers nothing of other.feed.>: no shadow, no interest, nothing.
       assert.deepEqual(got, []);
       assert.equal(shadowAtN1(), undefined);
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-      await n2.server.close();
-      await n1.server.close();
-    }
+    });
   });
 });
