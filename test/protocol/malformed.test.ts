@@ -91,6 +91,16 @@ async function until(cond: () => boolean, ms = 2000): Promise<void> {
 
 const MB = 1024 * 1024;
 
+/** Buffers grew by less than 8 MB and RSS by less than 32 MB since `before`. */
+function assertBoundedSince(before: NodeJS.MemoryUsage): void {
+  const after = process.memoryUsage();
+  assert.ok(
+    after.arrayBuffers - before.arrayBuffers < 8 * MB,
+    `buffers grew by ${after.arrayBuffers - before.arrayBuffers}`,
+  );
+  assert.ok(after.rss - before.rss < 32 * MB, `rss grew by ${after.rss - before.rss}`);
+}
+
 describe('malformed input over raw sockets', () => {
   test('random bytes: valid replies only, and the server keeps serving', async () => {
     await withServer({ maxPayload: 4096, maxControlLine: 256 }, async (s) => {
@@ -156,12 +166,7 @@ describe('malformed input over raw sockets', () => {
       c.send(C0 + 'PUB foo 104857600\r\n');
       assert.ok(await c.waitClosed());
       assert.equal(c.take(), "-ERR 'Maximum Payload Violation'\r\n");
-      const after = process.memoryUsage();
-      assert.ok(
-        after.arrayBuffers - before.arrayBuffers < 8 * MB,
-        `buffers grew by ${after.arrayBuffers - before.arrayBuffers}`,
-      );
-      assert.ok(after.rss - before.rss < 32 * MB, `rss grew by ${after.rss - before.rss}`);
+      assertBoundedSince(before);
       await assertServing(s);
     });
   });
@@ -179,12 +184,7 @@ describe('malformed input over raw sockets', () => {
       }
       assert.ok(await c.waitClosed());
       assert.equal(c.take(), "-ERR 'Maximum Control Line Exceeded'\r\n");
-      const after = process.memoryUsage();
-      assert.ok(
-        after.arrayBuffers - before.arrayBuffers < 8 * MB,
-        `buffers grew by ${after.arrayBuffers - before.arrayBuffers}`,
-      );
-      assert.ok(after.rss - before.rss < 32 * MB, `rss grew by ${after.rss - before.rss}`);
+      assertBoundedSince(before);
       await assertServing(s);
     });
   });
