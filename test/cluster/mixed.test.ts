@@ -339,7 +339,10 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
 
-  async function users(): Promise<NatsConnection[]> {
+  /** Users a and b on the reference, then on wirebus. */
+  async function users(): Promise<
+    [NatsConnection, NatsConnection, NatsConnection, NatsConnection]
+  > {
     const wbUrl = `127.0.0.1:${wb.port}`;
     return Promise.all([
       connect({ servers: ref.url, user: 'a', pass: 'a' }),
@@ -350,12 +353,7 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
   }
 
   it('keeps each account to itself on both kinds of server', async () => {
-    const [refA, refB, wbA, wbB] = (await users()) as [
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-    ];
+    const [refA, refB, wbA, wbB] = await users();
     try {
       const got: string[] = [];
       refA.subscribe('acct.x', { callback: (_e, m) => got.push(`refA:${m.string()}`) });
@@ -387,12 +385,7 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
   });
 
   it('carries service imports between the kinds, both ways', async () => {
-    const [refA, refB, wbA, wbB] = (await users()) as [
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-    ];
+    const [refA, refB, wbA, wbB] = await users();
     try {
       // A wirebus importer and a reference exporter: the request crosses in the
       // exporting account, with the importer's `_R_.` reply, and the response back.
@@ -428,12 +421,7 @@ describe('accounts across a mixed cluster', { skip: missing ?? false }, () => {
     }
   });
   it('delivers imported streams once, whichever kind of server publishes or subscribes', async () => {
-    const [refA, refB, wbA, wbB] = (await users()) as [
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-      NatsConnection,
-    ];
+    const [refA, refB, wbA, wbB] = await users();
     const more = await Promise.all([
       connect({ servers: ref.url, user: 'b', pass: 'b' }),
       connect({ servers: `127.0.0.1:${wb.port}`, user: 'b', pass: 'b' }),

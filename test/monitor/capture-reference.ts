@@ -16,6 +16,7 @@ import { connect as netConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RawClient } from '../helpers/raw.js';
+import { CONNZ_BAD_QUERIES } from './bad-queries.js';
 
 const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'monitor', 'fixtures');
 
@@ -127,15 +128,7 @@ async function main(): Promise<void> {
 
     // Status, content type and exact text of error answers, JSONP and the index page.
     const other = [
-      '/connz?sort=bogus',
-      '/connz?state=bogus',
-      '/connz?limit=abc',
-      '/connz?offset=1.5',
-      '/connz?subs=maybe',
-      '/connz?auth=yes',
-      '/connz?cid=-1',
-      '/connz?sort=stop',
-      '/connz?sort=reason&state=open',
+      ...CONNZ_BAD_QUERIES,
       '/subsz?test=foo.*',
       '/subsz?subs=1&test=foo..bar',
       '/subsz?limit=x',

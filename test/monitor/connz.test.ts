@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RawClient } from '../helpers/raw.js';
+import { CONNZ_BAD_QUERIES } from './bad-queries.js';
 import {
   fixture,
   get,
@@ -190,18 +191,7 @@ describe('/connz', () => {
     // JSON body, so wirebus sends {"error": "<the reference's exact text>"}.
     const recorded = recordedAnswers();
     await withMonitor({}, async (s) => {
-      const paths = [
-        '/connz?sort=bogus',
-        '/connz?state=bogus',
-        '/connz?limit=abc',
-        '/connz?offset=1.5',
-        '/connz?subs=maybe',
-        '/connz?auth=yes',
-        '/connz?cid=-1',
-        '/connz?sort=stop',
-        '/connz?sort=reason&state=open',
-      ];
-      for (const path of paths) {
+      for (const path of CONNZ_BAD_QUERIES) {
         const a = await get(s, path);
         assert.equal(a.status, 400, path);
         assert.equal(recorded[path]!.status, 400, path);
