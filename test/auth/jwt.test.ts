@@ -140,13 +140,14 @@ describe('JWT (operator mode)', () => {
       ),
       VIOLATION,
     );
-    const soon = await userOf(w.accountA, {}, { exp: now() + 1 });
+    // Whole seconds, expired once exp <= now: +2 leaves at least one second to connect.
+    const soon = await userOf(w.accountA, {}, { exp: now() + 2 });
     const c2 = await open(port);
     assert.equal(
       await c2.exchange(connectLine({ jwt: soon.jwt, sig: sign(soon.kp, c2) }) + 'PING\r\n'),
       'PONG\r\n',
     );
-    assert.ok(await c2.waitClosed(3000));
+    assert.ok(await c2.waitClosed(4000));
     assert.equal(c2.take(), "-ERR 'User Authentication Expired'\r\n");
   });
 
@@ -203,12 +204,12 @@ describe('JWT (operator mode)', () => {
     const u = createUser();
     const conf = `operator: ${await encodeOperator('O', op)}
 resolver: MEMORY
-resolver_preload: { ${acc.getPublicKey()}: ${await encodeAccount('A', acc, {}, { signer: op, exp: now() + 1 })} }`;
+resolver_preload: { ${acc.getPublicKey()}: ${await encodeAccount('A', acc, {}, { signer: op, exp: now() + 2 })} }`;
     const { port } = await startWithConfig(conf);
     const jwt = await encodeUser('u', u, acc);
     const c = await open(port);
     assert.equal(await c.exchange(connectLine({ jwt, sig: sign(u, c) }) + 'PING\r\n'), 'PONG\r\n');
-    assert.ok(await c.waitClosed(3000));
+    assert.ok(await c.waitClosed(4000));
     assert.equal(c.take(), "-ERR 'Account Authentication Expired'\r\n");
   });
 
