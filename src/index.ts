@@ -10,6 +10,8 @@ import type { StreamingServer } from './streaming/server.js';
 import { attachCluster } from './cluster/attach.js';
 import type { Cluster } from './cluster/cluster.js';
 import type { ClusterOptions } from './cluster/options.js';
+import type { JetStream } from './jetstream/jetstream.js';
+import type { JetStreamOptions } from './jetstream/options.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
@@ -46,6 +48,9 @@ export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
 export type { RouteTlsOptions } from './cluster/tls.js';
 export { reloadCluster } from './cluster/reload.js';
 
+export type { JetStream } from './jetstream/jetstream.js';
+export type { JetStreamOptions } from './jetstream/options.js';
+
 export type StartOptions = Partial<ServerOptions> & {
   /**
    * Authentication, accounts, permissions and TLS, as the reference's authorization,
@@ -60,6 +65,12 @@ export type StartOptions = Partial<ServerOptions> & {
    * `routes`, e.g. `{ name: 'c1', port: 0, routes: ['nats-route://127.0.0.1:6222'] }`.
    */
   cluster?: Partial<ClusterOptions>;
+  /**
+   * Runs JetStream: `true` keeps every stream in memory (no directory needed);
+   * `{ storeDir }` keeps file streams under that directory, e.g.
+   * `{ storeDir: '/tmp/js', maxMemoryStore: 1 << 30 }`.
+   */
+  jetstream?: Partial<JetStreamOptions> | boolean;
 };
 
 export interface RunningServer {
@@ -76,6 +87,8 @@ export interface RunningServer {
   readonly streaming: StreamingServer | null;
   /** The cluster layer when `cluster` was given, else null; `cluster.port` is the route port. */
   readonly cluster: Cluster | null;
+  /** The JetStream engine when `jetstream` was given, else null. */
+  readonly jetstream: JetStream | null;
   close(): Promise<void>;
 }
 
@@ -84,7 +97,12 @@ export interface RunningServer {
  * servers log nothing unless a log file, debug or trace is asked for.
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const { streaming: streamingOptions, cluster: clusterOptions, ...coreOptions } = options;
+  const {
+    streaming: streamingOptions,
+    cluster: clusterOptions,
+    jetstream: jetstreamOptions,
+    ...coreOptions
+  } = options;
   const quiet =
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
@@ -100,6 +118,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   if (security !== undefined) attachSecurity(server, security);
   const monitor = attachMonitor(server);
   const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);
+  let jetstream: JetStream | null = null;
+  if (jetstreamOptions !== undefined && jetstreamOptions !== false) {
+    // Loaded only when asked for, as the streaming layer: JetStream off costs nothing.
+    const { startJetStream } = await import('./jetstream/attach.js');
+    const jsOptions = jetstreamOptions === true ? {} : jetstreamOptions;
+    server.onStart(() => {
+      jetstream = startJetStream(server, jsOptions);
+      return Promise.resolve();
+    });
+  }
   try {
     await server.start();
     await cluster?.start();
@@ -131,6 +159,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     httpPort: monitor?.port ?? 0,
     streaming,
     cluster,
+    jetstream,
     close: () => server.close(),
   };
 }

@@ -70,6 +70,15 @@ export interface ClusterHooks {
   lameDuck(): void;
 }
 
+/**
+ * JetStream (src/jetstream) plugs in here; null when it is off, and then nothing of it
+ * runs and INFO says nothing of it.
+ */
+export interface JetStreamHooks {
+  /** Adds `jetstream` (and `domain`) to a client INFO under construction. */
+  clientInfo(info: Record<string, unknown>): void;
+}
+
 export class Server {
   readonly options: ServerOptions;
   readonly logger: Logger;
@@ -89,6 +98,7 @@ export class Server {
   lameDuck = false;
   security: SecurityHooks | null = null;
   cluster: ClusterHooks | null = null;
+  jetstream: JetStreamHooks | null = null;
   /**
    * A cluster name configured without a cluster port: the reference still logs it
    * and puts it in client INFO. Unused once a cluster layer is attached.
@@ -249,6 +259,7 @@ export class Server {
     if (this.authRequired) info.auth_required = true;
     if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
+    if (this.jetstream !== null) this.jetstream.clientInfo(info);
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;

@@ -1,0 +1,138 @@
+// JetStream in one account: its streams, its internal client (which holds the streams'
+// subscriptions and publishes acks, deliveries and API responses), its limits and usage,
+// and the `$JS.API.>` subscription that hands requests to the API router.
+
+import type { Account } from '../server/account.js';
+import type { Client } from '../server/client.js';
+import type { Subscription } from '../server/subscription.js';
+import { dispatchApi } from './api/router.js';
+import type { ApiBody } from './api/response.js';
+import type { JetStream } from './jetstream.js';
+import type { JsAccountLimits } from './options.js';
+import type { Stream, StreamHost } from './stream.js';
+import type { StorageType, StreamStoreProvider } from './storage/types.js';
+import { openProvider } from './storage/open.js';
+import { nowNs, rfc3339Nano } from './time.js';
+import { nuid } from '../streaming/nuid.js';
+
+export class JsAccount implements StreamHost {
+  readonly client: Client;
+  readonly streams = new Map<string, Stream>();
+  memoryUsed = 0;
+  storeUsed = 0;
+  apiTotal = 0;
+  apiErrors = 0;
+  private apiSub: Subscription | null = null;
+  private readonly providers = new Map<StorageType, StreamStoreProvider>();
+
+  constructor(
+    readonly js: JetStream,
+    readonly account: Account,
+    public limits: JsAccountLimits,
+  ) {
+    this.client = js.server.createInternalClient('jetstream', account);
+  }
+
+  get accountName(): string {
+    return this.account.name;
+  }
+
+  start(): void {
+    this.apiSub = this.js.server.subscribeInternal(
+      this.client,
+      '$JS.API.>',
+      null,
+      (subject, reply, hdr, data) => {
+        dispatchApi(this, subject, reply, hdr, data);
+      },
+    );
+  }
+
+  provider(storage: StorageType): StreamStoreProvider {
+    let p = this.providers.get(storage);
+    if (p === undefined) {
+      p = openProvider(storage, this.js.accountDir(this.account.name));
+      this.providers.set(storage, p);
+    }
+    return p;
+  }
+
+  // ---- StreamHost ---------------------------------------------------------------
+
+  publish(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): number {
+    return this.js.server.publishInternal(this.client, subject, reply, data, hdr);
+  }
+
+  subscribe(
+    subject: string,
+    handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+  ): Subscription {
+    return this.js.server.subscribeInternal(this.client, subject, null, handler);
+  }
+
+  unsubscribe(sub: Subscription): void {
+    this.client.removeSubscription(sub);
+  }
+
+  hasInterest(subject: string): boolean {
+    const r = this.account.sublist.match(subject);
+    return r.psubs.length > 0 || r.qsubs.length > 0;
+  }
+
+  advisory(subject: string, body: Record<string, unknown>): void {
+    if (!this.hasInterest(subject)) return;
+    const o: Record<string, unknown> = {
+      type: body.type,
+      id: nuid.next(),
+      timestamp: rfc3339Nano(nowNs()),
+    };
+    for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
+    this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
+  }
+
+  warn(text: string): void {
+    this.js.server.logger.warn(`JetStream: ${text}`);
+  }
+
+  limitsExceeded(storage: 'memory' | 'file', size: number): boolean {
+    const l = this.limits;
+    if (storage === 'memory') {
+      if (l.maxMemory >= 0 && this.memoryUsed + size > l.maxMemory) return true;
+      return this.js.memoryUsed() + size > this.js.maxMemory;
+    }
+    if (l.maxStore >= 0 && this.storeUsed + size > l.maxStore) return true;
+    return this.js.storeUsed() + size > this.js.maxStore;
+  }
+
+  storageDelta(storage: StorageType, bytes: number): void {
+    if (storage === 'memory') this.memoryUsed += bytes;
+    else this.storeUsed += bytes;
+  }
+
+  consumerCount(): number {
+    let n = 0;
+    for (const s of this.streams.values()) n += s.consumers.size;
+    return n;
+  }
+
+  /** Sends an API response; counts it (and its error) for $JS.API.INFO and /jsz. */
+  respond(reply: string | null, body: ApiBody): void {
+    this.apiTotal++;
+    this.js.apiTotal++;
+    if (body.error !== undefined) {
+      this.apiErrors++;
+      this.js.apiErrors++;
+    }
+    if (reply === null || reply === '') return;
+    this.publish(reply, null, null, Buffer.from(JSON.stringify(body)));
+  }
+
+  async stop(): Promise<void> {
+    if (this.apiSub !== null) this.client.removeSubscription(this.apiSub);
+    this.apiSub = null;
+    for (const s of this.streams.values()) {
+      await s.stop();
+      await s.store.stop();
+    }
+  }
+}

@@ -1,0 +1,25 @@
+// One API request as the handlers see it: the account's JetStream, the subject's tokens,
+// the reply subject and the body.
+
+import type { JsAccount } from '../account.js';
+import type { ApiError } from '../errors.js';
+import { response, type ApiBody } from './response.js';
+
+export interface ApiRequest {
+  readonly jsa: JsAccount;
+  readonly subject: string;
+  /** The subject's tokens: ['$JS', 'API', ...]. */
+  readonly tokens: readonly string[];
+  readonly reply: string | null;
+  readonly hdr: Buffer | null;
+  readonly body: Buffer;
+}
+
+/** Sends a response of `type` with an error and the extra fields the reference adds to it. */
+export function fail(req: ApiRequest, type: string, error: ApiError, extra: ApiBody = {}): void {
+  req.jsa.respond(req.reply, response(type, error, extra));
+}
+
+export function ok(req: ApiRequest, type: string, fields: ApiBody): void {
+  req.jsa.respond(req.reply, response(type, null, fields));
+}

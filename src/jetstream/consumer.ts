@@ -1,0 +1,811 @@
+// One consumer of a stream: which messages it delivers (deliver policy, filter), where
+// (a push subject, or the pull requests waiting on MSG.NEXT), the acks it waits for
+// ($JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>), redelivery after
+// ack_wait / backoff / -NAK, max_deliver, max_ack_pending, heartbeats and flow control,
+// and the counters CONSUMER.INFO reports, after nats-server 2.9's consumer.go.
+
+import type { Subscription } from '../server/subscription.js';
+import { hasWildcard } from '../subjects/validate.js';
+import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
+import { statusHeader } from './headers.js';
+import type { Stream, StreamConsumer, StreamHost } from './stream.js';
+import type { ConsumerStore, StoredMsg } from './storage/types.js';
+import { subjectMatches } from './storage/match.js';
+import { nowNs, rfc3339Nano } from './time.js';
+
+interface Pending {
+  dseq: number;
+  /** Delivery time, ns. */
+  ts: number;
+  /** Deliveries so far. */
+  dc: number;
+  subject: string;
+}
+
+interface PullRequest {
+  reply: string;
+  batch: number;
+  /** Bytes it may still receive (max_bytes), Infinity without a limit. */
+  bytesLeft: number;
+  /** Deliveries made for it. */
+  delivered: number;
+  /** Deadline (ms, Date.now clock), 0 for none. */
+  expires: number;
+  noWait: boolean;
+  /** Heartbeat interval (ms), 0 for none, and when the next is due. */
+  hb: number;
+  hbNext: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+const MS = 1e6;
+
+export class Consumer implements StreamConsumer {
+  readonly name: string;
+  cfg: ConsumerConfig;
+  readonly created: number;
+  readonly filter: string;
+  private readonly wildcard: boolean;
+  /** Next stream sequence to look at, next delivery sequence. */
+  private sseq = 1;
+  private dseq = 1;
+  private adflr = 0;
+  private asflr = 0;
+  private readonly pending = new Map<number, Pending>();
+  /** Stream sequences waiting for redelivery, oldest first, and their delivery counts. */
+  private rdq: number[] = [];
+  private readonly rdc = new Map<number, number>();
+  private readonly waiting: PullRequest[] = [];
+  /** Messages left to deliver (matching the filter, at or after sseq). */
+  private npc = 0;
+  private ackSub: Subscription | null = null;
+  private ackTimer: NodeJS.Timeout | null = null;
+  private pullTimer: NodeJS.Timeout | null = null;
+  private hbTimer: NodeJS.Timeout | null = null;
+  private inactiveTimer: NodeJS.Timeout | null = null;
+  private lastActive = 0;
+  private readonly ackPrefix: string;
+  private readonly msg: StoredMsg = { subject: '', seq: 0, ts: 0, hdr: EMPTY, data: EMPTY };
+  private delivering = false;
+  /** Flow control: the reply subject of the request in flight, and bytes since it. */
+  private fcReply = '';
+  private fcBytes = 0;
+  closed = false;
+
+  constructor(
+    private readonly stream: Stream,
+    private readonly host: StreamHost,
+    name: string,
+    cfg: ConsumerConfig,
+    private readonly store: ConsumerStore,
+    created: number,
+    private readonly onInactive: (c: Consumer) => void,
+  ) {
+    this.name = name;
+    this.cfg = cfg;
+    this.created = created;
+    this.filter = cfg.filterSubject;
+    this.wildcard = this.filter !== '' && hasWildcard(this.filter);
+    this.ackPrefix = `$JS.ACK.${stream.name}.${name}.`;
+  }
+
+  get isPush(): boolean {
+    return this.cfg.deliverSubject !== '';
+  }
+
+  get durable(): boolean {
+    return this.cfg.durable !== '';
+  }
+
+  /** Picks the starting sequence from the deliver policy and starts listening for acks. */
+  start(): void {
+    const store = this.stream.store;
+    const st = store.state();
+    const cfg = this.cfg;
+    switch (cfg.deliverPolicy) {
+      case 'all':
+      case 'last_per_subject':
+        this.sseq = st.firstSeq > 0 ? st.firstSeq : 1;
+        if (this.filter !== '') {
+          const first = store.filteredState(0, this.filter).first;
+          if (first > 0) this.sseq = first;
+        }
+        break;
+      case 'last': {
+        const last = store.loadLastMsg(this.filter);
+        this.sseq = last === undefined ? st.lastSeq + 1 : last.seq;
+        break;
+      }
+      case 'new':
+        this.sseq = st.lastSeq + 1;
+        break;
+      case 'by_start_sequence':
+        this.sseq = cfg.optStartSeq;
+        break;
+      case 'by_start_time':
+        this.sseq = store.getSeqFromTime(cfg.optStartTime ?? 0);
+        break;
+    }
+    this.asflr = this.sseq - 1;
+    this.store.setStarting(this.sseq - 1);
+    this.recountPending();
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
+    this.touch();
+    this.kick();
+  }
+
+  // ---- delivery ---------------------------------------------------------------
+
+  signal(seq: number, subject: string): void {
+    if (seq >= this.sseq && (this.filter === '' || this.matches(subject))) this.npc++;
+    this.kick();
+  }
+
+  streamPurged(firstSeq: number): void {
+    if (this.sseq < firstSeq) this.sseq = firstSeq;
+    for (const seq of [...this.pending.keys()]) {
+      if (seq < firstSeq) this.pending.delete(seq);
+    }
+    this.rdq = this.rdq.filter((s) => s >= firstSeq);
+    if (this.asflr < firstSeq - 1) this.asflr = firstSeq - 1;
+    this.recountPending();
+  }
+
+  needsAck(seq: number, subject: string): boolean {
+    if (this.filter !== '' && !this.matches(subject)) return false;
+    if (seq >= this.sseq) return true;
+    if (this.cfg.ackPolicy === 'none') return false;
+    return this.pending.has(seq) || seq > this.asflr;
+  }
+
+  private matches(subject: string): boolean {
+    return this.wildcard ? subjectMatches(subject, this.filter) : subject === this.filter;
+  }
+
+  private recountPending(): void {
+    this.npc = this.stream.store.filteredState(this.sseq, this.filter).msgs;
+  }
+
+  /** Delivers as much as the targets and max_ack_pending allow. */
+  kick(): void {
+    if (this.closed || this.delivering) return;
+    this.delivering = true;
+    try {
+      this.deliverLoop();
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  private deliverLoop(): void {
+    const acks = this.cfg.ackPolicy !== 'none';
+    for (;;) {
+      let target: string;
+      let req: PullRequest | undefined;
+      if (this.isPush) {
+        if (this.fcReply !== '') return;
+        if (!this.host.hasInterest(this.cfg.deliverSubject)) return;
+        target = this.cfg.deliverSubject;
+      } else {
+        this.expireRequests();
+        req = this.waiting[0];
+        if (req === undefined) return;
+        target = req.reply;
+      }
+      if (acks && this.cfg.maxAckPending > 0 && this.pending.size >= this.cfg.maxAckPending) {
+        // A redelivery does not add to what is pending.
+        if (this.rdq.length === 0) return;
+      }
+      const m = this.nextMsg();
+      if (m === null) {
+        if (req !== undefined && req.noWait) this.endNoWait(req);
+        else return;
+        continue;
+      }
+      const [seq, dc] = m;
+      const msg = this.msg;
+      if (req !== undefined && req.bytesLeft !== Infinity) {
+        const size = msg.subject.length + msg.hdr.length + msg.data.length;
+        if (size > req.bytesLeft) {
+          this.unget(seq, dc);
+          if (req.delivered === 0) {
+            this.waiting.shift();
+            this.host.publish(
+              req.reply,
+              null,
+              statusHeader(
+                '409 Message Size Exceeds MaxBytes',
+                `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
+              ),
+              EMPTY,
+            );
+          } else {
+            this.finishRequest(req, true);
+          }
+          continue;
+        }
+        req.bytesLeft -= size;
+      }
+      this.deliver(target, seq, dc, acks);
+      if (req !== undefined) {
+        req.delivered++;
+        if (--req.batch <= 0 || req.bytesLeft <= 0) this.waiting.shift();
+      }
+    }
+  }
+
+  /** The next message to send: a redelivery first, then the next new one. Null when none. */
+  private nextMsg(): [number, number] | null {
+    const store = this.stream.store;
+    while (this.rdq.length > 0) {
+      const seq = this.rdq.shift()!;
+      const p = this.pending.get(seq);
+      if (p === undefined) continue;
+      const dc = p.dc + 1;
+      if (this.cfg.maxDeliver > 0 && dc > this.cfg.maxDeliver) {
+        this.deliveryExceeded(seq, p.dc);
+        continue;
+      }
+      if (store.loadMsg(seq, this.msg) === undefined) {
+        this.pending.delete(seq);
+        continue;
+      }
+      return [seq, dc];
+    }
+    const m = store.loadNextMsg(this.filter, this.wildcard, this.sseq, this.msg);
+    if (m === undefined) {
+      const last = store.state().lastSeq;
+      if (this.sseq <= last) this.sseq = last + 1;
+      return null;
+    }
+    if (this.cfg.deliverPolicy === 'last_per_subject') {
+      const last = store.loadLastMsg(m.subject);
+      if (last !== undefined && last.seq !== m.seq) {
+        this.sseq = m.seq + 1;
+        this.npc = Math.max(0, this.npc - 1);
+        return this.nextMsg();
+      }
+      store.loadMsg(m.seq, this.msg);
+    }
+    this.sseq = m.seq + 1;
+    if (this.npc > 0) this.npc--;
+    return [m.seq, 1];
+  }
+
+  private unget(seq: number, dc: number): void {
+    if (dc > 1) this.rdq.unshift(seq);
+    else {
+      this.sseq = seq;
+      this.npc++;
+    }
+  }
+
+  private deliver(target: string, seq: number, dc: number, acks: boolean): void {
+    const msg = this.msg;
+    const now = nowNs();
+    let dseq: number;
+    const p = this.pending.get(seq);
+    if (dc === 1 || p === undefined) {
+      dseq = this.dseq++;
+    } else {
+      dseq = p.dseq;
+    }
+    const pendingCount = this.npc;
+    const reply =
+      this.ackPrefix +
+      String(dc) +
+      '.' +
+      String(seq) +
+      '.' +
+      String(dseq) +
+      '.' +
+      String(msg.ts) +
+      '.' +
+      String(pendingCount);
+    let hdr: Buffer | null = msg.hdr.length > 0 ? msg.hdr : null;
+    let data = msg.data;
+    if (this.cfg.headersOnly) {
+      const base = hdr === null ? 'NATS/1.0\r\n\r\n' : hdr.toString('latin1');
+      hdr = Buffer.from(
+        base.substring(0, base.length - 2) + `Nats-Msg-Size: ${data.length}\r\n\r\n`,
+        'latin1',
+      );
+      data = EMPTY;
+    }
+    if (acks) {
+      if (p === undefined) {
+        this.pending.set(seq, { dseq, ts: now, dc, subject: msg.subject });
+      } else {
+        p.ts = now;
+        p.dc = dc;
+      }
+      if (dc > 1) this.rdc.set(seq, dc - 1);
+      this.armAckTimer();
+    } else {
+      this.adflr = dseq;
+      this.asflr = seq;
+    }
+    this.store.updateDelivered(dseq, seq, dc, now);
+    this.host.publish(target, reply, hdr, data);
+    this.touch();
+    if (this.isPush && this.cfg.flowControl) {
+      this.fcBytes += msg.subject.length + (hdr?.length ?? 0) + data.length;
+      if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
+    }
+  }
+
+  private sendFlowControl(): void {
+    this.fcBytes = 0;
+    this.fcReply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
+    this.host.publish(
+      this.cfg.deliverSubject,
+      this.fcReply,
+      statusHeader('100 FlowControl Request'),
+      EMPTY,
+    );
+  }
+
+  // ---- pull requests (MSG.NEXT) -------------------------------------------------
+
+  /** A MSG.NEXT request; returns a status line to send back at once, or '' when queued. */
+  nextRequest(reply: string, body: Buffer): void {
+    const send = (status: string, extra = ''): void => {
+      this.host.publish(reply, null, statusHeader(status, extra), EMPTY);
+    };
+    if (this.isPush) return send('409 Consumer is push based');
+    const parsed = parseNextRequest(body);
+    if (typeof parsed === 'string') return send(`400 Bad Request - ${parsed}`);
+    const cfg = this.cfg;
+    if (cfg.maxBatch > 0 && parsed.batch > cfg.maxBatch)
+      return send(`409 Exceeded MaxRequestBatch of ${cfg.maxBatch}`);
+    if (parsed.expiresNs > 0 && cfg.maxExpires > 0 && parsed.expiresNs > cfg.maxExpires)
+      return send(`409 Exceeded MaxRequestExpires of ${goDuration(cfg.maxExpires)}`);
+    if (parsed.maxBytes > 0 && cfg.maxBytes > 0 && parsed.maxBytes > cfg.maxBytes)
+      return send(`409 Exceeded MaxRequestMaxBytes of ${cfg.maxBytes}`);
+    this.expireRequests();
+    if (parsed.noWait) {
+      const available = this.npc + this.rdq.length;
+      if (available === 0 && parsed.expiresNs === 0) return send('404 No Messages');
+    }
+    if (this.waiting.length >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
+    const now = Date.now();
+    const req: PullRequest = {
+      reply,
+      batch: parsed.batch,
+      bytesLeft: parsed.maxBytes > 0 ? parsed.maxBytes : Infinity,
+      delivered: 0,
+      expires: parsed.expiresNs > 0 ? now + parsed.expiresNs / MS : 0,
+      noWait: parsed.noWait,
+      hb: parsed.hbNs / MS,
+      hbNext: parsed.hbNs > 0 ? now + parsed.hbNs / MS : 0,
+    };
+    this.waiting.push(req);
+    this.touch();
+    this.kick();
+    if (this.waiting.includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
+  }
+
+  /** A no_wait request found nothing more: 404 when it got nothing, else 408. */
+  private endNoWait(req: PullRequest): void {
+    this.finishRequest(req, req.delivered > 0);
+  }
+
+  private finishRequest(req: PullRequest, timeout: boolean): void {
+    const i = this.waiting.indexOf(req);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (timeout) {
+      this.host.publish(
+        req.reply,
+        null,
+        statusHeader(
+          '408 Request Timeout',
+          `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${pendingBytes(req)}\r\n`,
+        ),
+        EMPTY,
+      );
+    } else {
+      this.host.publish(req.reply, null, statusHeader('404 No Messages'), EMPTY);
+    }
+  }
+
+  private expireRequests(): void {
+    if (this.waiting.length === 0) return;
+    const now = Date.now();
+    for (let i = 0; i < this.waiting.length;) {
+      const r = this.waiting[i]!;
+      if (r.expires > 0 && now >= r.expires) {
+        this.waiting.splice(i, 1);
+        this.host.publish(
+          r.reply,
+          null,
+          statusHeader(
+            '408 Request Timeout',
+            `Nats-Pending-Messages: ${r.batch}\r\nNats-Pending-Bytes: ${pendingBytes(r)}\r\n`,
+          ),
+          EMPTY,
+        );
+        continue;
+      }
+      if (!this.host.hasInterest(r.reply)) {
+        this.waiting.splice(i, 1);
+        continue;
+      }
+      i++;
+    }
+  }
+
+  private armPullTimer(): void {
+    if (this.pullTimer !== null || this.closed) return;
+    let next = Infinity;
+    for (const r of this.waiting) {
+      if (r.expires > 0) next = Math.min(next, r.expires);
+      if (r.hbNext > 0) next = Math.min(next, r.hbNext);
+    }
+    if (next === Infinity) return;
+    this.pullTimer = setTimeout(this.onPullTimer, Math.max(1, next - Date.now()));
+    this.pullTimer.unref();
+  }
+
+  private readonly onPullTimer = (): void => {
+    this.pullTimer = null;
+    if (this.closed) return;
+    this.expireRequests();
+    const now = Date.now();
+    for (const r of this.waiting) {
+      if (r.hbNext > 0 && now >= r.hbNext) {
+        r.hbNext = now + r.hb;
+        this.host.publish(r.reply, null, this.heartbeatHeader(), EMPTY);
+      }
+    }
+    this.armPullTimer();
+  };
+
+  // ---- acks ---------------------------------------------------------------------
+
+  private readonly onAck = (
+    subject: string,
+    reply: string | null,
+    _hdr: Buffer | null,
+    data: Buffer,
+  ): void => {
+    const tokens = subject.split('.');
+    // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>
+    if (tokens.length !== 9) return;
+    const sseq = Number(tokens[5]);
+    const dseq = Number(tokens[6]);
+    if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return;
+    const body = data.toString('latin1');
+    const verb = body.length === 0 ? '+ACK' : body.substring(0, 4);
+    switch (verb) {
+      case '+ACK':
+        this.ack(sseq, dseq);
+        break;
+      case '-NAK':
+        this.nak(sseq, body.substring(4).trim());
+        break;
+      case '+WPI':
+        this.progress(sseq);
+        break;
+      case '+TER':
+        this.term(sseq, dseq);
+        break;
+      case '+NXT': {
+        this.ack(sseq, dseq);
+        if (reply !== null && reply !== '') {
+          this.nextRequest(reply, Buffer.from(body.substring(4).trim(), 'latin1'));
+        }
+        return;
+      }
+      default:
+        this.ack(sseq, dseq);
+    }
+    // AckSync: an empty reply once the ack is processed.
+    if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
+    this.touch();
+    this.kick();
+  };
+
+  private ack(sseq: number, dseq: number): void {
+    const policy = this.cfg.ackPolicy;
+    if (policy === 'none') return;
+    if (policy === 'all') {
+      for (const [seq, p] of [...this.pending]) {
+        if (seq <= sseq) {
+          this.pending.delete(seq);
+          this.rdc.delete(seq);
+          this.store.updateAcks(p.dseq, seq);
+          this.stream.ackedBy(seq, p.subject);
+        }
+      }
+      if (sseq > this.asflr) {
+        this.asflr = sseq;
+        this.adflr = dseq;
+      }
+      return;
+    }
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    this.pending.delete(sseq);
+    this.rdc.delete(sseq);
+    this.store.updateAcks(p.dseq, sseq);
+    this.updateAckFloor();
+    this.stream.ackedBy(sseq, p.subject);
+  }
+
+  private updateAckFloor(): void {
+    if (this.pending.size === 0) {
+      this.asflr = this.sseq - 1;
+      this.adflr = this.dseq - 1;
+      return;
+    }
+    let min = Infinity;
+    for (const seq of this.pending.keys()) if (seq < min) min = seq;
+    const p = this.pending.get(min)!;
+    this.asflr = min - 1;
+    this.adflr = p.dseq - 1;
+  }
+
+  private nak(sseq: number, args: string): void {
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    let delayNs = 0;
+    if (args.startsWith('{')) {
+      try {
+        const o = JSON.parse(args) as { delay?: unknown };
+        if (typeof o.delay === 'number') delayNs = o.delay;
+      } catch {
+        delayNs = 0;
+      }
+    }
+    if (delayNs > 0) {
+      // Redelivered when its ack_wait would end `delay` from now.
+      p.ts = nowNs() + delayNs - this.ackWaitFor(p.dc);
+      this.armAckTimer();
+      return;
+    }
+    if (!this.rdq.includes(sseq)) this.rdq.push(sseq);
+  }
+
+  private progress(sseq: number): void {
+    const p = this.pending.get(sseq);
+    if (p !== undefined) p.ts = nowNs();
+  }
+
+  private term(sseq: number, dseq: number): void {
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    this.pending.delete(sseq);
+    this.rdc.delete(sseq);
+    this.store.updateAcks(p.dseq, sseq);
+    this.updateAckFloor();
+    this.host.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${this.stream.name}.${this.name}`,
+      {
+        type: 'io.nats.jetstream.advisory.v1.terminated',
+        stream: this.stream.name,
+        consumer: this.name,
+        consumer_seq: dseq,
+        stream_seq: sseq,
+        deliveries: p.dc,
+      },
+    );
+    this.stream.ackedBy(sseq, p.subject);
+  }
+
+  private deliveryExceeded(seq: number, deliveries: number): void {
+    this.host.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.stream.name}.${this.name}`,
+      {
+        type: 'io.nats.jetstream.advisory.v1.max_deliver',
+        stream: this.stream.name,
+        consumer: this.name,
+        stream_seq: seq,
+        deliveries,
+      },
+    );
+  }
+
+  private ackWaitFor(dc: number): number {
+    const bo = this.cfg.backoff;
+    if (bo.length > 0) return bo[Math.min(dc - 1, bo.length - 1)]!;
+    return this.cfg.ackWait;
+  }
+
+  private armAckTimer(): void {
+    if (this.ackTimer !== null || this.closed || this.pending.size === 0) return;
+    let next = Infinity;
+    for (const p of this.pending.values()) next = Math.min(next, p.ts + this.ackWaitFor(p.dc));
+    const ms = Math.max(1, Math.ceil((next - nowNs()) / MS));
+    this.ackTimer = setTimeout(this.onAckTimer, ms);
+    this.ackTimer.unref();
+  }
+
+  private readonly onAckTimer = (): void => {
+    this.ackTimer = null;
+    if (this.closed) return;
+    const now = nowNs();
+    const due: number[] = [];
+    for (const [seq, p] of this.pending) {
+      if (p.ts + this.ackWaitFor(p.dc) <= now && !this.rdq.includes(seq)) due.push(seq);
+    }
+    due.sort((a, b) => a - b);
+    for (const seq of due) {
+      const p = this.pending.get(seq)!;
+      if (this.cfg.maxDeliver > 0 && p.dc >= this.cfg.maxDeliver) {
+        // Its last delivery went unacknowledged: no more tries, but it stays pending.
+        p.ts = Infinity;
+        this.deliveryExceeded(seq, p.dc);
+        continue;
+      }
+      this.rdq.push(seq);
+    }
+    this.kick();
+    this.armAckTimer();
+  };
+
+  // ---- heartbeats, inactivity ------------------------------------------------------
+
+  private heartbeatHeader(): Buffer {
+    return statusHeader(
+      '100 Idle Heartbeat',
+      `Nats-Last-Consumer: ${this.dseq - 1}\r\nNats-Last-Stream: ${this.sseq - 1}\r\n`,
+    );
+  }
+
+  private armHeartbeat(): void {
+    const ms = Math.max(1, Math.round(this.cfg.heartbeat / MS));
+    this.hbTimer = setInterval(() => {
+      if (this.closed) return;
+      if (Date.now() - this.lastActive < ms) return;
+      let hdr = this.heartbeatHeader();
+      if (this.fcReply !== '') {
+        const t = hdr.toString('latin1');
+        hdr = Buffer.from(
+          t.substring(0, t.length - 2) + `Nats-Consumer-Stalled: ${this.fcReply}\r\n\r\n`,
+          'latin1',
+        );
+      }
+      this.host.publish(this.cfg.deliverSubject, null, hdr, EMPTY);
+    }, ms);
+    this.hbTimer.unref();
+  }
+
+  /** A flow control reply arrived (the client answered `$JS.FC...`). */
+  flowControlReply(subject: string): void {
+    if (subject === this.fcReply) {
+      this.fcReply = '';
+      this.kick();
+    }
+  }
+
+  private touch(): void {
+    this.lastActive = Date.now();
+    if (this.durable && this.cfg.inactiveThreshold === 0) return;
+    if (this.inactiveTimer !== null) return;
+    this.armInactive();
+  }
+
+  private armInactive(): void {
+    const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+    this.inactiveTimer = setTimeout(() => {
+      this.inactiveTimer = null;
+      if (this.closed) return;
+      const active = this.isPush
+        ? this.host.hasInterest(this.cfg.deliverSubject)
+        : this.waiting.length > 0;
+      if (active || Date.now() - this.lastActive < ms) this.armInactive();
+      else this.onInactive(this);
+    }, ms);
+    this.inactiveTimer.unref();
+  }
+
+  // ---- info and lifecycle ----------------------------------------------------------
+
+  infoJson(): Record<string, unknown> {
+    this.expireRequests();
+    return {
+      stream_name: this.stream.name,
+      name: this.name,
+      created: rfc3339Nano(this.created),
+      config: consumerConfigJson(this.cfg),
+      delivered: { consumer_seq: this.dseq - 1, stream_seq: this.sseq - 1 },
+      ack_floor: {
+        consumer_seq: this.cfg.ackPolicy === 'none' ? this.dseq - 1 : this.adflr,
+        stream_seq: this.cfg.ackPolicy === 'none' ? this.sseq - 1 : this.asflr,
+      },
+      num_ack_pending: this.pending.size,
+      num_redelivered: this.rdc.size,
+      num_waiting: this.waiting.length,
+      num_pending: this.npc,
+      ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
+        ? { push_bound: true }
+        : {}),
+    };
+  }
+
+  stop(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    for (const t of [this.ackTimer, this.pullTimer, this.inactiveTimer])
+      if (t !== null) clearTimeout(t);
+    if (this.hbTimer !== null) clearInterval(this.hbTimer);
+    if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
+    return this.store.stop();
+  }
+
+  /** Deleted through the API: waiting pull requests learn it with a 409. */
+  async delete(): Promise<void> {
+    for (const r of this.waiting.splice(0))
+      this.host.publish(r.reply, null, statusHeader('409 Consumer Deleted'), EMPTY);
+    await this.stop();
+    await this.store.delete();
+  }
+}
+
+const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+
+function pendingBytes(req: PullRequest): number {
+  return req.bytesLeft === Infinity ? 0 : req.bytesLeft;
+}
+
+function randomToken(): string {
+  return Math.random().toString(36).substring(2, 10);
+}
+
+interface NextRequest {
+  batch: number;
+  expiresNs: number;
+  maxBytes: number;
+  noWait: boolean;
+  hbNs: number;
+}
+
+/** The reference's nextReqFromMsg: empty, a number, or JSON; a string is an error text. */
+function parseNextRequest(body: Buffer): NextRequest | string {
+  const text = body.toString('utf8').trim();
+  const r: NextRequest = { batch: 1, expiresNs: 0, maxBytes: 0, noWait: false, hbNs: 0 };
+  if (text === '') return r;
+  if (text.startsWith('{')) {
+    let o: unknown;
+    try {
+      o = JSON.parse(text);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    if (typeof o !== 'object' || o === null) return 'invalid request';
+    const v = o as Record<string, unknown>;
+    const int = (x: unknown): number | null =>
+      x === undefined || x === null ? 0 : typeof x === 'number' && Number.isInteger(x) ? x : null;
+    const batch = int(v.batch);
+    const expires = int(v.expires);
+    const maxBytes = int(v.max_bytes);
+    const hb = int(v.idle_heartbeat);
+    if (batch === null || expires === null || maxBytes === null || hb === null)
+      return 'json: cannot unmarshal value into Go struct field';
+    if (v.no_wait !== undefined && v.no_wait !== null && typeof v.no_wait !== 'boolean')
+      return 'json: cannot unmarshal value into Go struct field';
+    if (hb > 0 && hb * 2 > expires) return 'heartbeat value too large';
+    r.batch = batch;
+    r.expiresNs = expires;
+    r.maxBytes = maxBytes;
+    r.noWait = v.no_wait === true;
+    r.hbNs = hb;
+    return r;
+  }
+  if (/^[+-]?\d+$/.test(text)) r.batch = Number(text);
+  return r;
+}
+
+/** A Go time.Duration's String(), for the MaxRequestExpires status. */
+function goDuration(ns: number): string {
+  if (ns % 1e9 === 0) {
+    const s = ns / 1e9;
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const sec = s % 60;
+    return (h > 0 ? `${h}h` : '') + (h > 0 || m > 0 ? `${m}m` : '') + `${sec}s`;
+  }
+  if (ns < 1e9 && ns % 1e6 === 0) return `${ns / 1e6}ms`;
+  return `${ns / 1e9}s`;
+}

@@ -1,0 +1,67 @@
+// The JetStream engine of one server: its settings and totals, and JetStream in each
+// account that has it. It is an in-process subscriber of the core server, as the
+// streaming layer is: the core knows it only through Server.jetstream (INFO's
+// `jetstream` and `domain`).
+
+import { totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Account } from '../server/account.js';
+import type { Server } from '../server/server.js';
+import { JsAccount } from './account.js';
+import { UNLIMITED_ACCOUNT, type JetStreamOptions, type JsAccountLimits } from './options.js';
+
+/** The reference's default file store size when the disk's is unknown: 1 TB. */
+const DEFAULT_MAX_FILE = 1024 ** 4;
+
+export class JetStream {
+  readonly accounts = new Map<string, JsAccount>();
+  readonly maxMemory: number;
+  readonly maxStore: number;
+  apiTotal = 0;
+  apiErrors = 0;
+
+  constructor(
+    readonly server: Server,
+    readonly options: JetStreamOptions,
+  ) {
+    this.maxMemory =
+      options.maxMemoryStore >= 0 ? options.maxMemoryStore : Math.floor((totalmem() * 3) / 4);
+    this.maxStore = options.maxFileStore >= 0 ? options.maxFileStore : DEFAULT_MAX_FILE;
+  }
+
+  /** Turns JetStream on in an account (with its limits; unlimited by default). */
+  enableAccount(account: Account, limits: JsAccountLimits = UNLIMITED_ACCOUNT): JsAccount {
+    let jsa = this.accounts.get(account.name);
+    if (jsa === undefined) {
+      jsa = new JsAccount(this, account, { ...limits });
+      this.accounts.set(account.name, jsa);
+      jsa.start();
+    }
+    return jsa;
+  }
+
+  accountDir(name: string): string {
+    return this.options.storeDir === '' ? '' : join(this.options.storeDir, 'jetstream', name);
+  }
+
+  memoryUsed(): number {
+    let n = 0;
+    for (const a of this.accounts.values()) n += a.memoryUsed;
+    return n;
+  }
+
+  storeUsed(): number {
+    let n = 0;
+    for (const a of this.accounts.values()) n += a.storeUsed;
+    return n;
+  }
+
+  /** INFO fields: `jetstream` (and the domain when one is set). */
+  clientInfo(info: Record<string, unknown>): void {
+    info.jetstream = true;
+  }
+
+  async stop(): Promise<void> {
+    for (const a of this.accounts.values()) await a.stop();
+  }
+}
