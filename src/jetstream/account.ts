@@ -59,8 +59,21 @@ export class JsAccount implements StreamHost {
 
   // ---- StreamHost ---------------------------------------------------------------
 
-  publish(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): number {
-    return this.js.server.publishInternal(this.client, subject, reply, data, hdr);
+  publish(
+    subject: string,
+    reply: string | null,
+    hdr: Buffer | null,
+    data: Buffer,
+    deliverAs?: string,
+  ): number {
+    return this.js.server.publishInternal(
+      this.client,
+      subject,
+      reply,
+      data,
+      hdr,
+      deliverAs ?? null,
+    );
   }
 
   subscribe(
@@ -115,13 +128,18 @@ export class JsAccount implements StreamHost {
     return n;
   }
 
-  /** Sends an API response; counts it (and its error) for $JS.API.INFO and /jsz. */
-  respond(reply: string | null, body: ApiBody): void {
-    this.apiTotal++;
-    this.js.apiTotal++;
-    if (body.error !== undefined) {
-      this.apiErrors++;
-      this.js.apiErrors++;
+  /**
+   * Sends an API response; counts it for $JS.API.INFO and /jsz (and as an error when it
+   * carries one and `countError` holds), as the reference's trackAPI / trackAPIErr.
+   */
+  respond(reply: string | null, body: ApiBody, countError = true, count = true): void {
+    if (count) {
+      this.apiTotal++;
+      this.js.apiTotal++;
+      if (countError && body.error !== undefined) {
+        this.apiErrors++;
+        this.js.apiErrors++;
+      }
     }
     if (reply === null || reply === '') return;
     this.publish(reply, null, null, Buffer.from(JSON.stringify(body)));

@@ -64,6 +64,9 @@ export class Consumer implements StreamConsumer {
   private hbTimer: NodeJS.Timeout | null = null;
   private inactiveTimer: NodeJS.Timeout | null = null;
   private lastActive = 0;
+  /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
+  private lastDelivered = 0;
+  private lastAcked = 0;
   private readonly ackPrefix: string;
   private readonly msg: StoredMsg = { subject: '', seq: 0, ts: 0, hdr: EMPTY, data: EMPTY };
   private delivering = false;
@@ -106,10 +109,6 @@ export class Consumer implements StreamConsumer {
       case 'all':
       case 'last_per_subject':
         this.sseq = st.firstSeq > 0 ? st.firstSeq : 1;
-        if (this.filter !== '') {
-          const first = store.filteredState(0, this.filter).first;
-          if (first > 0) this.sseq = first;
-        }
         break;
       case 'last': {
         const last = store.loadLastMsg(this.filter);
@@ -126,7 +125,8 @@ export class Consumer implements StreamConsumer {
         this.sseq = store.getSeqFromTime(cfg.optStartTime ?? 0);
         break;
     }
-    this.asflr = this.sseq - 1;
+    // The reference reports an ack floor of 0 until the first ack, wherever delivery starts.
+    this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
     this.store.setStarting(this.sseq - 1);
     this.recountPending();
     this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
@@ -327,7 +327,8 @@ export class Consumer implements StreamConsumer {
       this.asflr = seq;
     }
     this.store.updateDelivered(dseq, seq, dc, now);
-    this.host.publish(target, reply, hdr, data);
+    this.lastDelivered = now;
+    this.host.publish(target, reply, hdr, data, msg.subject);
     this.touch();
     if (this.isPush && this.cfg.flowControl) {
       this.fcBytes += msg.subject.length + (hdr?.length ?? 0) + data.length;
@@ -509,6 +510,7 @@ export class Consumer implements StreamConsumer {
   private ack(sseq: number, dseq: number): void {
     const policy = this.cfg.ackPolicy;
     if (policy === 'none') return;
+    this.lastAcked = nowNs();
     if (policy === 'all') {
       for (const [seq, p] of [...this.pending]) {
         if (seq <= sseq) {
@@ -709,11 +711,11 @@ export class Consumer implements StreamConsumer {
       name: this.name,
       created: rfc3339Nano(this.created),
       config: consumerConfigJson(this.cfg),
-      delivered: { consumer_seq: this.dseq - 1, stream_seq: this.sseq - 1 },
-      ack_floor: {
-        consumer_seq: this.cfg.ackPolicy === 'none' ? this.dseq - 1 : this.adflr,
-        stream_seq: this.cfg.ackPolicy === 'none' ? this.sseq - 1 : this.asflr,
-      },
+      delivered: sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered),
+      ack_floor:
+        this.cfg.ackPolicy === 'none'
+          ? sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered)
+          : sequenceInfo(this.adflr, this.asflr, this.lastAcked),
       num_ack_pending: this.pending.size,
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.length,
@@ -744,6 +746,12 @@ export class Consumer implements StreamConsumer {
 }
 
 const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+
+function sequenceInfo(consumer: number, stream: number, last: number): Record<string, unknown> {
+  const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };
+  if (last > 0) o.last_active = rfc3339Nano(last);
+  return o;
+}
 
 function pendingBytes(req: PullRequest): number {
   return req.bytesLeft === Infinity ? 0 : req.bytesLeft;

@@ -19,7 +19,13 @@ import { nowNs, rfc3339Nano } from './time.js';
 /** What a stream needs of its account's JetStream: publishing and subscribing in-process. */
 export interface StreamHost {
   readonly accountName: string;
-  publish(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): number;
+  publish(
+    subject: string,
+    reply: string | null,
+    hdr: Buffer | null,
+    data: Buffer,
+    deliverAs?: string,
+  ): number;
   subscribe(
     subject: string,
     handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,

@@ -410,18 +410,24 @@ export class Server {
     return sub;
   }
 
-  /** Publishes from inside the process; returns how many subscriptions received it. */
+  /**
+   * Publishes from inside the process; returns how many subscriptions received it.
+   * `deliverAs`, when set, is the subject the MSG lines show while `subject` decides who
+   * receives it: JetStream delivers a stored message to a consumer's subject under the
+   * subject it was published to, as the reference does.
+   */
   publishInternal(
     c: Client,
     subject: string,
     reply: string | null,
     data: Buffer,
     headers: Buffer | null = null,
+    deliverAs: string | null = null,
   ): number {
     // The shared message serves one publish at a time: one made while another is
     // still being routed (to local subscribers, then to the routes) gets its own.
     const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).set(
-      subject,
+      deliverAs ?? subject,
       reply,
       headers,
       data,

@@ -7,7 +7,7 @@ import { hasWildcard } from '../../subjects/validate.js';
 import { rfc3339Nano } from '../time.js';
 import type { StoredMsg, StreamStore } from '../storage/types.js';
 import { isEmptyRequest } from './response.js';
-import { fail, ok, type ApiRequest } from './request.js';
+import { answer, fail, ok, uncounted, type ApiRequest } from './request.js';
 
 export interface MsgGetRequest {
   seq: number;
@@ -44,7 +44,7 @@ export function msgGet(req: ApiRequest): void {
   if (m.hdr.length > 0) message.hdrs = m.hdr.toString('base64');
   if (m.data.length > 0) message.data = m.data.toString('base64');
   message.time = rfc3339Nano(m.ts);
-  ok(req, type, { message });
+  uncounted(req, type, { message });
 }
 
 export function msgDelete(req: ApiRequest): void {
@@ -60,6 +60,6 @@ export function msgDelete(req: ApiRequest): void {
   if (stream.cfg.denyDelete)
     return fail(req, type, JsErr.streamMsgDeleteFailed('message delete not permitted'));
   const removed = noErase ? stream.store.removeMsg(seq) : stream.store.eraseMsg(seq);
-  if (!removed) return fail(req, type, JsErr.sequenceNotFound(seq));
+  if (!removed) return answer(req, type, JsErr.sequenceNotFound(seq));
   ok(req, type, { success: true });
 }

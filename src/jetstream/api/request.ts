@@ -23,3 +23,16 @@ export function fail(req: ApiRequest, type: string, error: ApiError, extra: ApiB
 export function ok(req: ApiRequest, type: string, fields: ApiBody): void {
   req.jsa.respond(req.reply, response(type, null, fields));
 }
+
+/**
+ * A response the reference sends down its success path although it may carry an error
+ * (MSG.DELETE of a missing sequence): counted as a request, not as an error.
+ */
+export function answer(req: ApiRequest, type: string, error: ApiError, fields: ApiBody = {}): void {
+  req.jsa.respond(req.reply, response(type, error, fields), false);
+}
+
+/** A response outside the API's counters, as the reference's MSG.GET answer. */
+export function uncounted(req: ApiRequest, type: string, fields: ApiBody): void {
+  req.jsa.respond(req.reply, response(type, null, fields), false, false);
+}

@@ -31,7 +31,8 @@ export function streamCreate(req: ApiRequest): void {
   const r = addStream(req.jsa, cfg);
   if ('err_code' in r) return fail(req, CREATE, r);
   const info = r.stream.infoJson();
-  ok(req, CREATE, { ...info, did_create: r.created ? true : undefined });
+  // The reference says did_create for a stream that was already there too.
+  ok(req, CREATE, { ...info, did_create: true });
 }
 
 export function streamUpdate(req: ApiRequest): void {

@@ -18,6 +18,9 @@ export function streamDelete(req: ApiRequest): void {
   );
 }
 
+/** A failed purge still says how many went, as the reference's response struct. */
+const NONE = { purged: 0 };
+
 export function streamPurge(req: ApiRequest): void {
   const type = 'stream_purge_response';
   let subject = '';
@@ -30,14 +33,14 @@ export function streamPurge(req: ApiRequest): void {
       seq = f.uint('seq');
       keep = f.uint('keep');
     }
-    if (f === null || !f.ok) return fail(req, type, JsErr.invalidJson());
-    if (seq > 0 && keep > 0) return fail(req, type, JsErr.badRequest());
+    if (f === null || !f.ok) return fail(req, type, JsErr.invalidJson(), NONE);
+    if (seq > 0 && keep > 0) return fail(req, type, JsErr.badRequest(), NONE);
   }
   const stream = req.jsa.streams.get(req.tokens[4]!);
-  if (stream === undefined) return fail(req, type, JsErr.streamNotFound());
-  if (stream.cfg.sealed) return fail(req, type, JsErr.streamSealed());
+  if (stream === undefined) return fail(req, type, JsErr.streamNotFound(), NONE);
+  if (stream.cfg.sealed) return fail(req, type, JsErr.streamSealed(), NONE);
   if (stream.cfg.denyPurge)
-    return fail(req, type, JsErr.streamPurgeFailed('stream purge not permitted'));
+    return fail(req, type, JsErr.streamPurgeFailed('stream purge not permitted'), NONE);
   const purged = stream.purgeEx(subject, seq, keep);
   ok(req, type, { success: true, purged });
 }

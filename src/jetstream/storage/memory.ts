@@ -339,12 +339,9 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   updateConfig(cfg: StreamStoreConfig): void {
+    // As the reference's memory store, a lower max_msgs_per_subject applies from the next
+    // message of each subject on; the other limits apply at once.
     this.cfg = cfg;
-    if (cfg.maxMsgsPerSubject > 0) {
-      for (const [subject, ss] of [...this.subjects]) {
-        while (ss.msgs > cfg.maxMsgsPerSubject) this.removeMsg(this.firstOfSubject(subject, ss));
-      }
-    }
     if (cfg.maxMsgs > 0) while (this.msgs.size > cfg.maxMsgs) this.removeMsg(this.firstSeq);
     if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes) this.removeMsg(this.firstSeq);
     if (this.ageTimer !== null) clearTimeout(this.ageTimer);
