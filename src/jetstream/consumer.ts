@@ -63,6 +63,7 @@ export class Consumer implements StreamConsumer {
   private pullTimer: NodeJS.Timeout | null = null;
   private hbTimer: NodeJS.Timeout | null = null;
   private inactiveTimer: NodeJS.Timeout | null = null;
+  private interestTimer: NodeJS.Timeout | null = null;
   private lastActive = 0;
   /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
   private lastDelivered = 0;
@@ -185,7 +186,10 @@ export class Consumer implements StreamConsumer {
       let req: PullRequest | undefined;
       if (this.isPush) {
         if (this.fcReply !== '') return;
-        if (!this.host.hasInterest(this.cfg.deliverSubject)) return;
+        if (!this.host.hasInterest(this.cfg.deliverSubject)) {
+          this.awaitInterest();
+          return;
+        }
         target = this.cfg.deliverSubject;
       } else {
         this.expireRequests();
@@ -336,12 +340,32 @@ export class Consumer implements StreamConsumer {
     }
   }
 
+  /**
+   * Nobody listens on the deliver subject yet (clients often subscribe right after they
+   * create the consumer): look again shortly, as the reference starts delivering once
+   * interest appears.
+   */
+  private awaitInterest(): void {
+    if (this.interestTimer !== null || this.closed) return;
+    this.interestTimer = setTimeout(() => {
+      this.interestTimer = null;
+      this.kick();
+    }, INTEREST_RETRY_MS);
+    this.interestTimer.unref();
+  }
+
+  /** Stops pushing until the client answers the flow control request. */
   private sendFlowControl(): void {
     this.fcBytes = 0;
-    this.fcReply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
+    const reply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
+    this.fcReply = reply;
+    const sub = this.host.subscribe(reply, () => {
+      this.host.unsubscribe(sub);
+      this.flowControlReply(reply);
+    });
     this.host.publish(
       this.cfg.deliverSubject,
-      this.fcReply,
+      reply,
       statusHeader('100 FlowControl Request'),
       EMPTY,
     );
@@ -729,7 +753,7 @@ export class Consumer implements StreamConsumer {
   stop(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
-    for (const t of [this.ackTimer, this.pullTimer, this.inactiveTimer])
+    for (const t of [this.ackTimer, this.pullTimer, this.inactiveTimer, this.interestTimer])
       if (t !== null) clearTimeout(t);
     if (this.hbTimer !== null) clearInterval(this.hbTimer);
     if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
@@ -746,6 +770,7 @@ export class Consumer implements StreamConsumer {
 }
 
 const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+const INTEREST_RETRY_MS = 20;
 
 function sequenceInfo(consumer: number, stream: number, last: number): Record<string, unknown> {
   const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };
