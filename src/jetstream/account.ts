@@ -5,6 +5,7 @@
 import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import type { Subscription } from '../server/subscription.js';
+import { subjectMatches } from '../subjects/validate.js';
 import { dispatchApi } from './api/router.js';
 import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
@@ -15,6 +16,12 @@ import { openProvider } from './storage/open.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import { nuid } from '../streaming/nuid.js';
 
+/** A push consumer that starts delivering once its deliver subject has a subscriber. */
+export interface InterestWaiter {
+  readonly deliverSubject: string;
+  interestAppeared(): void;
+}
+
 export class JsAccount implements StreamHost {
   readonly client: Client;
   readonly streams = new Map<string, Stream>();
@@ -23,6 +30,8 @@ export class JsAccount implements StreamHost {
   apiTotal = 0;
   apiErrors = 0;
   private apiSub: Subscription | null = null;
+  /** Push consumers waiting for a subscriber on their deliver subject. */
+  readonly awaiting = new Set<InterestWaiter>();
   private readonly providers = new Map<StorageType, StreamStoreProvider>();
 
   constructor(
@@ -90,6 +99,24 @@ export class JsAccount implements StreamHost {
   hasInterest(subject: string): boolean {
     const r = this.account.sublist.match(subject);
     return r.psubs.length > 0 || r.qsubs.length > 0;
+  }
+
+  awaitInterest(w: InterestWaiter): void {
+    this.awaiting.add(w);
+  }
+
+  cancelInterestWait(w: InterestWaiter): void {
+    this.awaiting.delete(w);
+  }
+
+  /** A subscription on `subject` came: wakes the consumers it delivers to. */
+  interestAppeared(subject: string): void {
+    for (const w of [...this.awaiting]) {
+      if (subjectMatches(w.deliverSubject, subject)) {
+        this.awaiting.delete(w);
+        w.interestAppeared();
+      }
+    }
   }
 
   advisory(subject: string, body: Record<string, unknown>): void {

@@ -55,6 +55,8 @@ export class Consumer implements StreamConsumer {
   /** Stream sequences waiting for redelivery, oldest first, and their delivery counts. */
   private rdq: number[] = [];
   private readonly rdc = new Map<number, number>();
+  /** last_per_subject: the sequences to deliver before sseq, oldest first. */
+  private readonly lps: number[] = [];
   private readonly waiting: PullRequest[] = [];
   /** Messages left to deliver (matching the filter, at or after sseq). */
   private npc = 0;
@@ -108,9 +110,15 @@ export class Consumer implements StreamConsumer {
     const cfg = this.cfg;
     switch (cfg.deliverPolicy) {
       case 'all':
-      case 'last_per_subject':
         this.sseq = st.firstSeq > 0 ? st.firstSeq : 1;
         break;
+      case 'last_per_subject': {
+        // The last message of each subject stored now, then everything after.
+        for (const ss of store.subjectsState(this.filter).values()) this.lps.push(ss.last);
+        this.lps.sort((a, b) => a - b);
+        this.sseq = st.lastSeq + 1;
+        break;
+      }
       case 'last': {
         const last = store.loadLastMsg(this.filter);
         this.sseq = last === undefined ? st.lastSeq + 1 : last.seq;
@@ -165,7 +173,7 @@ export class Consumer implements StreamConsumer {
   }
 
   private recountPending(): void {
-    this.npc = this.stream.store.filteredState(this.sseq, this.filter).msgs;
+    this.npc = this.lps.length + this.stream.store.filteredState(this.sseq, this.filter).msgs;
   }
 
   /** Delivers as much as the targets and max_ack_pending allow. */
@@ -257,20 +265,16 @@ export class Consumer implements StreamConsumer {
       }
       return [seq, dc];
     }
+    while (this.lps.length > 0) {
+      const seq = this.lps.shift()!;
+      if (this.npc > 0) this.npc--;
+      if (store.loadMsg(seq, this.msg) !== undefined) return [seq, 1];
+    }
     const m = store.loadNextMsg(this.filter, this.wildcard, this.sseq, this.msg);
     if (m === undefined) {
       const last = store.state().lastSeq;
       if (this.sseq <= last) this.sseq = last + 1;
       return null;
-    }
-    if (this.cfg.deliverPolicy === 'last_per_subject') {
-      const last = store.loadLastMsg(m.subject);
-      if (last !== undefined && last.seq !== m.seq) {
-        this.sseq = m.seq + 1;
-        this.npc = Math.max(0, this.npc - 1);
-        return this.nextMsg();
-      }
-      store.loadMsg(m.seq, this.msg);
     }
     this.sseq = m.seq + 1;
     if (this.npc > 0) this.npc--;
@@ -279,7 +283,10 @@ export class Consumer implements StreamConsumer {
 
   private unget(seq: number, dc: number): void {
     if (dc > 1) this.rdq.unshift(seq);
-    else {
+    else if (seq < this.sseq - 1 || (this.lps.length > 0 && seq < this.lps[0]!)) {
+      this.lps.unshift(seq);
+      this.npc++;
+    } else {
       this.sseq = seq;
       this.npc++;
     }
@@ -342,17 +349,26 @@ export class Consumer implements StreamConsumer {
 
   /**
    * Nobody listens on the deliver subject yet (clients often subscribe right after they
-   * create the consumer): look again shortly, as the reference starts delivering once
-   * interest appears.
+   * create the consumer): delivery starts when a subscription comes, as in the reference.
+   * A slow look again covers interest that arrives another way (imports, routes).
    */
   private awaitInterest(): void {
     if (this.interestTimer !== null || this.closed) return;
-    this.interestTimer = setTimeout(() => {
-      this.interestTimer = null;
-      this.kick();
-    }, INTEREST_RETRY_MS);
+    this.host.awaitInterest(this);
+    this.interestTimer = setTimeout(this.interestAppeared, INTEREST_RETRY_MS);
     this.interestTimer.unref();
   }
+
+  get deliverSubject(): string {
+    return this.cfg.deliverSubject;
+  }
+
+  readonly interestAppeared = (): void => {
+    if (this.interestTimer !== null) clearTimeout(this.interestTimer);
+    this.interestTimer = null;
+    this.host.cancelInterestWait(this);
+    this.kick();
+  };
 
   /** Stops pushing until the client answers the flow control request. */
   private sendFlowControl(): void {
@@ -757,6 +773,7 @@ export class Consumer implements StreamConsumer {
       if (t !== null) clearTimeout(t);
     if (this.hbTimer !== null) clearInterval(this.hbTimer);
     if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
+    this.host.cancelInterestWait(this);
     return this.store.stop();
   }
 
@@ -770,7 +787,7 @@ export class Consumer implements StreamConsumer {
 }
 
 const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
-const INTEREST_RETRY_MS = 20;
+const INTEREST_RETRY_MS = 250;
 
 function sequenceInfo(consumer: number, stream: number, last: number): Record<string, unknown> {
   const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };

@@ -7,6 +7,7 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../server/account.js';
 import type { Server } from '../server/server.js';
+import type { Subscription } from '../server/subscription.js';
 import { JsAccount } from './account.js';
 import { UNLIMITED_ACCOUNT, type JetStreamOptions, type JsAccountLimits } from './options.js';
 
@@ -54,6 +55,11 @@ export class JetStream {
     let n = 0;
     for (const a of this.accounts.values()) n += a.storeUsed;
     return n;
+  }
+
+  subscribed(sub: Subscription): void {
+    const jsa = this.accounts.get(sub.client.account.name);
+    if (jsa !== undefined && jsa.awaiting.size > 0) jsa.interestAppeared(sub.subject);
   }
 
   /** INFO fields: `jetstream` (and the domain when one is set). */

@@ -33,6 +33,9 @@ export interface StreamHost {
   unsubscribe(sub: Subscription): void;
   /** Whether anyone in the account listens on `subject` (push consumers). */
   hasInterest(subject: string): boolean;
+  /** Calls `w.interestAppeared()` once a subscription on its deliver subject comes. */
+  awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
+  cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   advisory(subject: string, body: Record<string, unknown>): void;
   warn(text: string): void;
   /** Account-wide limits on stored bytes; true when one more message would pass them. */

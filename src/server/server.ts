@@ -77,6 +77,8 @@ export interface ClusterHooks {
 export interface JetStreamHooks {
   /** Adds `jetstream` (and `domain`) to a client INFO under construction. */
   clientInfo(info: Record<string, unknown>): void;
+  /** A subscription came: a push consumer waiting for interest on it may start. */
+  subscribed(sub: Subscription): void;
 }
 
 export class Server {
@@ -349,6 +351,7 @@ export class Server {
     const account = sub.client.account;
     if (this.cluster !== null) this.cluster.localInterest(account, sub, 1);
     if (account.links !== null) account.links.subscribed(sub);
+    if (this.jetstream !== null) this.jetstream.subscribed(sub);
   }
 
   subscriptionRemoved(sub: Subscription): void {

@@ -12,7 +12,7 @@ import { withServer } from '../helpers/server.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-test('v3: stream, pull consumer, KV put/get and object store', async () => {
+test('v3: stream, pull consumer, KV put/get/watch and object store', async () => {
   await withServer({ jetstream: true }, async (s) => {
     const nc = await connect({ servers: `127.0.0.1:${s.port}` });
     try {
@@ -30,7 +30,14 @@ test('v3: stream, pull consumer, KV put/get and object store', async () => {
       const kv = await new Kvm(nc).create('k3');
       await kv.put('x', enc.encode('1'));
       assert.equal((await kv.get('x'))?.string(), '1');
+      const watched: string[] = [];
+      const w = await kv.watch({ key: 'x' });
       await kv.put('x', enc.encode('2'));
+      for await (const e of w) {
+        watched.push(e.string());
+        if (watched.length === 2) break;
+      }
+      assert.deepEqual(watched, ['1', '2']);
       assert.equal((await kv.get('x'))?.string(), '2');
 
       const os = await new Objm(nc).create('o3');
