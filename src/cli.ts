@@ -14,6 +14,7 @@ import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
 import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
+import { attachJetStreamForCli, jetstreamSettingsForCli } from './jetstream/cli.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let cl;
@@ -61,6 +62,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (typeof streaming === 'number') return streaming;
   const clustering = clusterSettingsForCli(cl, settings.config);
   if (typeof clustering === 'number') return clustering;
+  const jetstream = jetstreamSettingsForCli(cl, settings.config);
+  if (typeof jetstream === 'number') return jetstream;
   let server: Server;
   try {
     // -t only checks: no log file is created.
@@ -91,6 +94,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
   for (const warning of ignoredFlagWarnings(cl)) server.logger.warn(warning);
   const monitor = attachMonitor(server);
+  await attachJetStreamForCli(server, jetstream);
   server.configFile = cl.configFile;
   // As the reference, the pid file is there before the server logs that it is ready.
   writePidFile(server);

@@ -30,6 +30,8 @@ export class JsAccount implements StreamHost {
   apiTotal = 0;
   apiErrors = 0;
   private apiSub: Subscription | null = null;
+  /** `$JS.<domain>.API.>`, the same API under the domain's prefix. */
+  private domainSub: Subscription | null = null;
   /** Push consumers waiting for a subscriber on their deliver subject. */
   readonly awaiting = new Set<InterestWaiter>();
   private readonly providers = new Map<StorageType, StreamStoreProvider>();
@@ -40,6 +42,10 @@ export class JsAccount implements StreamHost {
     public limits: JsAccountLimits,
   ) {
     this.client = js.server.createInternalClient('jetstream', account);
+  }
+
+  get domain(): string {
+    return this.js.options.domain;
   }
 
   get accountName(): string {
@@ -55,6 +61,18 @@ export class JsAccount implements StreamHost {
         dispatchApi(this, subject, reply, hdr, data);
       },
     );
+    const domain = this.js.options.domain;
+    if (domain !== '') {
+      const prefix = `$JS.${domain}.API.`;
+      this.domainSub = this.js.server.subscribeInternal(
+        this.client,
+        prefix + '>',
+        null,
+        (subject, reply, hdr, data) => {
+          dispatchApi(this, '$JS.API.' + subject.substring(prefix.length), reply, hdr, data);
+        },
+      );
+    }
   }
 
   provider(storage: StorageType): StreamStoreProvider {
@@ -174,7 +192,9 @@ export class JsAccount implements StreamHost {
 
   async stop(): Promise<void> {
     if (this.apiSub !== null) this.client.removeSubscription(this.apiSub);
+    if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
     this.apiSub = null;
+    this.domainSub = null;
     for (const s of this.streams.values()) {
       await s.stop();
       await s.store.stop();

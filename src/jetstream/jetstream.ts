@@ -3,16 +3,30 @@
 // streaming layer is: the core knows it only through Server.jetstream (INFO's
 // `jetstream` and `domain`).
 
-import { totalmem } from 'node:os';
+import { mkdirSync, statfsSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../server/account.js';
 import type { Server } from '../server/server.js';
 import type { Subscription } from '../server/subscription.js';
 import { JsAccount } from './account.js';
+import { jsz, varz } from './monitor.js';
 import { UNLIMITED_ACCOUNT, type JetStreamOptions, type JsAccountLimits } from './options.js';
 
 /** The reference's default file store size when the disk's is unknown: 1 TB. */
 const DEFAULT_MAX_FILE = 1024 ** 4;
+
+/** 75% of the space left where the streams go, as the reference's diskAvailable. */
+function diskAvailable(storeDir: string): number {
+  const dir = storeDir === '' ? tmpdir() : storeDir;
+  try {
+    mkdirSync(dir, { recursive: true });
+    const st = statfsSync(dir);
+    return Math.floor((st.bavail * st.bsize) / 4) * 3;
+  } catch {
+    return DEFAULT_MAX_FILE;
+  }
+}
 
 export class JetStream {
   readonly accounts = new Map<string, JsAccount>();
@@ -27,7 +41,8 @@ export class JetStream {
   ) {
     this.maxMemory =
       options.maxMemoryStore >= 0 ? options.maxMemoryStore : Math.floor((totalmem() * 3) / 4);
-    this.maxStore = options.maxFileStore >= 0 ? options.maxFileStore : DEFAULT_MAX_FILE;
+    this.maxStore =
+      options.maxFileStore >= 0 ? options.maxFileStore : diskAvailable(options.storeDir);
   }
 
   /** Turns JetStream on in an account (with its limits; unlimited by default). */
@@ -62,9 +77,21 @@ export class JetStream {
     if (jsa !== undefined && jsa.awaiting.size > 0) jsa.interestAppeared(sub.subject);
   }
 
+  jsz(query: URLSearchParams): Record<string, unknown> {
+    return jsz(this, query);
+  }
+
+  varz(): Record<string, unknown> {
+    return varz(this);
+  }
+
   /** INFO fields: `jetstream` (and the domain when one is set). */
   clientInfo(info: Record<string, unknown>): void {
     info.jetstream = true;
+  }
+
+  get domain(): string {
+    return this.options.domain;
   }
 
   async stop(): Promise<void> {

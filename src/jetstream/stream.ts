@@ -19,6 +19,8 @@ import { nowNs, rfc3339Nano } from './time.js';
 /** What a stream needs of its account's JetStream: publishing and subscribing in-process. */
 export interface StreamHost {
   readonly accountName: string;
+  /** The JetStream domain ('' for none): PubAcks name it. */
+  readonly domain: string;
   publish(
     subject: string,
     reply: string | null,
@@ -94,7 +96,7 @@ export class Stream {
     this.cfg = cfg;
     this.store = store;
     this.created = created;
-    this.pubAckPrefix = `{"stream":${JSON.stringify(cfg.name)}, "seq":`;
+    this.pubAckPrefix = pubAckPrefix(cfg.name, host.domain);
     this.lastSeq = store.state().lastSeq;
     store.registerStorageUpdates(this.onStorageUpdate);
   }
@@ -352,7 +354,7 @@ export class Stream {
   update(cfg: StreamConfig): void {
     const oldSubjects = this.cfg.subjects.join('\n');
     this.cfg = cfg;
-    this.pubAckPrefix = `{"stream":${JSON.stringify(cfg.name)}, "seq":`;
+    this.pubAckPrefix = pubAckPrefix(cfg.name, this.host.domain);
     this.store.updateConfig(storeConfigOf(cfg));
     if (cfg.subjects.join('\n') !== oldSubjects) {
       for (const sub of this.subs) this.host.unsubscribe(sub);
@@ -406,6 +408,14 @@ export class Stream {
 }
 
 export const EMPTY = Buffer.alloc(0);
+
+/** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */
+function pubAckPrefix(stream: string, domain: string): string {
+  const name = JSON.stringify(stream);
+  return domain === ''
+    ? `{"stream":${name}, "seq":`
+    : `{"stream":${name}, "domain":${JSON.stringify(domain)}, "seq":`;
+}
 
 function parseSeq(text: string): number | null {
   if (!/^\d+$/.test(text)) return null;

@@ -75,10 +75,16 @@ export interface ClusterHooks {
  * runs and INFO says nothing of it.
  */
 export interface JetStreamHooks {
-  /** Adds `jetstream` (and `domain`) to a client INFO under construction. */
+  /** Adds `jetstream` to a client INFO under construction. */
   clientInfo(info: Record<string, unknown>): void;
+  /** The JetStream domain, written into INFO after `cluster` as the reference; '' for none. */
+  readonly domain: string;
   /** A subscription came: a push consumer waiting for interest on it may start. */
   subscribed(sub: Subscription): void;
+  /** /jsz after server_id and now, with its query (accounts, streams, consumers, config, acc). */
+  jsz(query: URLSearchParams): Record<string, unknown>;
+  /** /varz's `jetstream` block. */
+  varz(): Record<string, unknown>;
 }
 
 export class Server {
@@ -267,6 +273,8 @@ export class Server {
     if (c.nonce !== '') info.nonce = c.nonce;
     if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
     else if (this.clusterName !== '') info.cluster = this.clusterName;
+    if (this.jetstream !== null && this.jetstream.domain !== '')
+      info.domain = this.jetstream.domain;
     if (extra.ldm === true) info.ldm = true;
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
