@@ -7,16 +7,21 @@ import { test } from 'node:test';
 import {
   AckPolicy,
   connect,
-  consumerOpts,
   createInbox,
   DeliverPolicy,
   RetentionPolicy,
+  type ConsumerConfig,
   type Msg,
   type NatsConnection,
 } from 'nats';
 import { withServer } from '../helpers/server.js';
 
 const enc = new TextEncoder();
+
+/** A consumer config with fields the v2 client's types mark deprecated (still the wire's). */
+function config(fields: Record<string, unknown>): Partial<ConsumerConfig> {
+  return fields;
+}
 const dec = new TextDecoder();
 
 async function withClient(body: (nc: NatsConnection) => Promise<void>): Promise<void> {
@@ -53,13 +58,16 @@ test('push consumer: messages under their subjects, then an idle heartbeat', asy
     await js.publish('p.2', enc.encode('b'));
     const deliver = createInbox();
     const got = await take(nc, deliver, 3, async () => {
-      await jsm.consumers.add('P', {
-        durable_name: 'push',
-        deliver_subject: deliver,
-        ack_policy: AckPolicy.None,
-        idle_heartbeat: 200_000_000,
-        flow_control: true,
-      });
+      await jsm.consumers.add(
+        'P',
+        config({
+          durable_name: 'push',
+          deliver_subject: deliver,
+          ack_policy: AckPolicy.None,
+          idle_heartbeat: 200_000_000,
+          flow_control: true,
+        }),
+      );
     });
     assert.deepEqual(
       got.slice(0, 2).map((m) => `${m.subject}=${dec.decode(m.data)}`),
@@ -67,10 +75,11 @@ test('push consumer: messages under their subjects, then an idle heartbeat', asy
     );
     assert.match(got[0]!.reply ?? '', /^\$JS\.ACK\.P\.push\.1\.1\.1\.\d+\.1$/);
     const hb = got[2]!;
-    assert.equal(hb.headers?.code, 100);
-    assert.equal(hb.headers?.description, 'Idle Heartbeat');
-    assert.equal(hb.headers?.get('Nats-Last-Consumer'), '2');
-    assert.equal(hb.headers?.get('Nats-Last-Stream'), '2');
+    const h = hb.headers!;
+    assert.deepEqual(
+      [h.code, h.description, h.get('Nats-Last-Consumer'), h.get('Nats-Last-Stream')],
+      [100, 'Idle Heartbeat', '2', '2'],
+    );
   });
 });
 
@@ -81,7 +90,7 @@ test('headers_only delivers the headers and Nats-Msg-Size, not the data', async 
     await nc.jetstream().publish('h', enc.encode('12345'));
     const deliver = createInbox();
     const [m] = await take(nc, deliver, 1, async () => {
-      await jsm.consumers.add('H', { deliver_subject: deliver, headers_only: true });
+      await jsm.consumers.add('H', config({ deliver_subject: deliver, headers_only: true }));
     });
     assert.equal(m!.data.length, 0);
     assert.equal(m!.headers?.get('Nats-Msg-Size'), '5');
@@ -97,7 +106,7 @@ test('pull status messages: 404, 408 with pending counts, 409 for max waiting an
       ack_policy: AckPolicy.Explicit,
       max_waiting: 1,
     });
-    await jsm.consumers.add('Q', { durable_name: 'push', deliver_subject: 'nowhere' });
+    await jsm.consumers.add('Q', config({ durable_name: 'push', deliver_subject: 'nowhere' }));
     const next = async (consumer: string, body: unknown): Promise<Msg> =>
       nc.request(`$JS.API.CONSUMER.MSG.NEXT.Q.${consumer}`, enc.encode(JSON.stringify(body)), {
         timeout: 3000,
@@ -107,8 +116,8 @@ test('pull status messages: 404, 408 with pending counts, 409 for max waiting an
     assert.equal(status(await next('pull', { batch: 1, no_wait: true })), '404 No Messages');
     const timeout = await next('pull', { batch: 3, expires: 200_000_000 });
     assert.equal(status(timeout), '408 Request Timeout');
-    assert.equal(timeout.headers?.get('Nats-Pending-Messages'), '3');
-    assert.equal(timeout.headers?.get('Nats-Pending-Bytes'), '0');
+    const th = timeout.headers!;
+    assert.deepEqual([th.get('Nats-Pending-Messages'), th.get('Nats-Pending-Bytes')], ['3', '0']);
     assert.equal(status(await next('push', {})), '409 Consumer is push based');
     // One request waits; the second passes max_waiting.
     const inbox = createInbox();
@@ -177,25 +186,34 @@ test('interest retention: kept until every consumer acked, dropped without consu
   });
 });
 
-test('push subscription through the client with acks (js.subscribe)', async () => {
+test('push consumer with explicit acks and a filter: acks move the ack floor', async () => {
   await withClient(async (nc) => {
     const jsm = await nc.jetstreamManager();
     await jsm.streams.add({ name: 'J', subjects: ['j.>'], storage: 'memory' as never });
     const js = nc.jetstream();
     for (let i = 0; i < 20; i++) await js.publish(`j.${i % 3}`, enc.encode(String(i)));
-    const opts = consumerOpts();
-    opts.durable('jd');
-    opts.manualAck();
-    opts.ackExplicit();
-    opts.deliverTo(createInbox());
-    opts.filterSubject('j.1');
-    const sub = await js.subscribe('j.1', opts);
-    const seen: string[] = [];
-    for await (const m of sub) {
-      seen.push(dec.decode(m.data));
-      m.ack();
-      if (seen.length === 7) break;
-    }
-    assert.deepEqual(seen, ['1', '4', '7', '10', '13', '16', '19']);
+    const deliver = createInbox();
+    const got = await take(nc, deliver, 7, async () => {
+      await jsm.consumers.add(
+        'J',
+        config({
+          durable_name: 'jd',
+          deliver_subject: deliver,
+          ack_policy: AckPolicy.Explicit,
+          filter_subject: 'j.1',
+        }),
+      );
+    });
+    assert.deepEqual(
+      got.map((m) => dec.decode(m.data)),
+      ['1', '4', '7', '10', '13', '16', '19'],
+    );
+    for (const m of got.slice(0, 3)) await nc.request(m.reply!, enc.encode('+ACK'));
+    // As nats-server 2.9.10: the stream floor goes up to just below the next pending (11).
+    const info = await jsm.consumers.info('J', 'jd');
+    assert.deepEqual(
+      [info.num_ack_pending, info.ack_floor.consumer_seq, info.ack_floor.stream_seq],
+      [4, 3, 10],
+    );
   });
 });
