@@ -40,6 +40,8 @@ export class JsAccount implements StreamHost {
     readonly js: JetStream,
     readonly account: Account,
     public limits: JsAccountLimits,
+    /** False for an account that only answers "JetStream not enabled for account". */
+    readonly enabled = true,
   ) {
     this.client = js.server.createInternalClient('jetstream', account);
   }

@@ -12,7 +12,7 @@ export function startJetStream(server: Server, options: Partial<JetStreamOptions
   }
   const js = new JetStream(server, o);
   banner(server, js);
-  for (const account of server.accounts.values()) js.enableAccount(account);
+  js.enableAccounts();
   server.jetstream = js;
   server.onShutdown(() => js.stop());
   return js;

@@ -30,6 +30,8 @@ function diskAvailable(storeDir: string): number {
 
 export class JetStream {
   readonly accounts = new Map<string, JsAccount>();
+  /** Accounts without JetStream, which only answer that they have none. */
+  private readonly disabled = new Map<string, JsAccount>();
   readonly maxMemory: number;
   readonly maxStore: number;
   apiTotal = 0;
@@ -54,6 +56,33 @@ export class JetStream {
       jsa.start();
     }
     return jsa;
+  }
+
+  /**
+   * JetStream in the server's accounts, as the reference decides: with no accounts
+   * configured, the global account has it; otherwise only the accounts whose
+   * configuration enables it, and the others answer "not enabled for account".
+   */
+  enableAccounts(): void {
+    const accounts = [...this.server.accounts.values()];
+    const configured = accounts.length > 1;
+    for (const account of accounts) {
+      const setting = account.jetstream;
+      if (!configured || setting === true) {
+        this.enableAccount(account);
+      } else if (setting !== undefined && setting !== false) {
+        this.enableAccount(account, {
+          maxMemory: setting.maxMemory ?? -1,
+          maxStore: setting.maxStore ?? -1,
+          maxStreams: setting.maxStreams ?? -1,
+          maxConsumers: setting.maxConsumers ?? -1,
+        });
+      } else if (!this.disabled.has(account.name)) {
+        const jsa = new JsAccount(this, account, { ...UNLIMITED_ACCOUNT }, false);
+        this.disabled.set(account.name, jsa);
+        jsa.start();
+      }
+    }
   }
 
   accountDir(name: string): string {
@@ -96,5 +125,6 @@ export class JetStream {
 
   async stop(): Promise<void> {
     for (const a of this.accounts.values()) await a.stop();
+    for (const a of this.disabled.values()) await a.stop();
   }
 }
