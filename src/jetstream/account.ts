@@ -16,6 +16,8 @@ import { openProvider } from './storage/open.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import { nuid } from '../streaming/nuid.js';
 
+const AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
+
 /** A push consumer that starts delivering once its deliver subject has a subscriber. */
 export interface InterestWaiter {
   readonly deliverSubject: string;
@@ -179,7 +181,7 @@ export class JsAccount implements StreamHost {
    * Sends an API response; counts it for $JS.API.INFO and /jsz (and as an error when it
    * carries one and `countError` holds), as the reference's trackAPI / trackAPIErr.
    */
-  respond(reply: string | null, body: ApiBody, countError = true, count = true): void {
+  respond(reply: string | null, body: ApiBody, countError = true, count = true): string {
     if (count) {
       this.apiTotal++;
       this.js.apiTotal++;
@@ -188,8 +190,28 @@ export class JsAccount implements StreamHost {
         this.js.apiErrors++;
       }
     }
-    if (reply === null || reply === '') return;
-    this.publish(reply, null, null, Buffer.from(JSON.stringify(body)));
+    const text = JSON.stringify(body);
+    if (reply !== null && reply !== '') this.publish(reply, null, null, Buffer.from(text));
+    return text;
+  }
+
+  /**
+   * `$JS.EVENT.ADVISORY.API`: each API request and its response, for whoever listens
+   * (nothing is built when nobody does). The requester's client details are not known
+   * to an in-process subscriber: only its account is given.
+   */
+  audit(subject: string, request: Buffer, response: string): void {
+    if (!this.hasInterest(AUDIT_SUBJECT)) return;
+    const server = this.js.server.name;
+    const body: Record<string, unknown> = {
+      type: 'io.nats.jetstream.advisory.v1.api_audit',
+      server,
+      client: { acc: this.account.name, server },
+      subject,
+    };
+    if (request.length > 0) body.request = request.toString('utf8');
+    body.response = response;
+    this.advisory(AUDIT_SUBJECT, body);
   }
 
   async stop(): Promise<void> {

@@ -17,11 +17,17 @@ export interface ApiRequest {
 
 /** Sends a response of `type` with an error and the extra fields the reference adds to it. */
 export function fail(req: ApiRequest, type: string, error: ApiError, extra: ApiBody = {}): void {
-  req.jsa.respond(req.reply, response(type, error, extra));
+  send(req, response(type, error, extra), true, true);
 }
 
 export function ok(req: ApiRequest, type: string, fields: ApiBody): void {
-  req.jsa.respond(req.reply, response(type, null, fields));
+  send(req, response(type, null, fields), true, true);
+}
+
+/** Sends and counts a response, and tells the API audit advisory's listeners about it. */
+function send(req: ApiRequest, body: ApiBody, countError: boolean, count: boolean): void {
+  const text = req.jsa.respond(req.reply, body, countError, count);
+  req.jsa.audit(req.subject, req.body, text);
 }
 
 /**
@@ -29,7 +35,7 @@ export function ok(req: ApiRequest, type: string, fields: ApiBody): void {
  * (MSG.DELETE of a missing sequence): counted as a request, not as an error.
  */
 export function answer(req: ApiRequest, type: string, error: ApiError, fields: ApiBody = {}): void {
-  req.jsa.respond(req.reply, response(type, error, fields), false);
+  send(req, response(type, error, fields), false, true);
 }
 
 /** A response outside the API's counters, as the reference's MSG.GET answer. */
