@@ -189,6 +189,8 @@ export class Consumer implements StreamConsumer {
 
   private deliverLoop(): void {
     const acks = this.cfg.ackPolicy !== 'none';
+    // Expired requests and requesters gone away are dropped once per round, not per message.
+    if (!this.isPush) this.expireRequests();
     for (;;) {
       let target: string;
       let req: PullRequest | undefined;
@@ -200,7 +202,6 @@ export class Consumer implements StreamConsumer {
         }
         target = this.cfg.deliverSubject;
       } else {
-        this.expireRequests();
         req = this.waiting[0];
         if (req === undefined) return;
         target = req.reply;
@@ -338,6 +339,9 @@ export class Consumer implements StreamConsumer {
       this.asflr = seq;
     }
     this.store.updateDelivered(dseq, seq, dc, now);
+    // Without acks nothing stays pending in the store either (the contract's
+    // consumerStore() does not carry the ack policy).
+    if (!acks) this.store.updateAcks(dseq, seq);
     this.lastDelivered = now;
     this.host.publish(target, reply, hdr, data, msg.subject);
     this.touch();
