@@ -148,8 +148,7 @@ for (const [name, unit, scenario, better] of SCENARIOS) {
   const ref = await runOn('ref', scenario);
   const wb = await runOn('wb', scenario);
   const ratio = wb / ref;
-  rows.push(
-    `| ${name} | ${unit} | ${better} | ${Math.round(ref).toLocaleString('en')} | ${Math.round(wb).toLocaleString('en')} | ${ratio.toFixed(2)} |`,
-  );
-  process.stdout.write(rows[rows.length - 1] + '\n');
+  const row = `| ${name} | ${unit} | ${better} | ${Math.round(ref).toLocaleString('en')} | ${Math.round(wb).toLocaleString('en')} | ${ratio.toFixed(2)} |`;
+  rows.push(row);
+  process.stdout.write(row + '\n');
 }
