@@ -66,6 +66,15 @@ export class Consumer implements StreamConsumer {
   private hbTimer: NodeJS.Timeout | null = null;
   private inactiveTimer: NodeJS.Timeout | null = null;
   private interestTimer: NodeJS.Timeout | null = null;
+  /** replay_policy original: the wall time (ms) and stored time (ns) of the first delivery. */
+  private replayWall = 0;
+  private replayTs = 0;
+  private replayTimer: NodeJS.Timeout | null = null;
+  /** rate_limit_bps: when (ms) the next message may go. */
+  private paceNext = 0;
+  private interestRetryMs = INTEREST_RETRY_MS;
+  /** sample_freq as a percentage (0: no ack metrics). */
+  private readonly sampleFreq: number;
   private lastActive = 0;
   /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
   private lastDelivered = 0;
@@ -93,6 +102,8 @@ export class Consumer implements StreamConsumer {
     this.filter = cfg.filterSubject;
     this.wildcard = this.filter !== '' && hasWildcard(this.filter);
     this.ackPrefix = `$JS.ACK.${stream.name}.${name}.`;
+    const freq = cfg.sampleFreq.endsWith('%') ? cfg.sampleFreq.slice(0, -1) : cfg.sampleFreq;
+    this.sampleFreq = freq === '' ? 0 : Number(freq);
   }
 
   get isPush(): boolean {
@@ -200,6 +211,7 @@ export class Consumer implements StreamConsumer {
           this.awaitInterest();
           return;
         }
+        this.interestRetryMs = INTEREST_RETRY_MS;
         target = this.cfg.deliverSubject;
       } else {
         req = this.waiting[0];
@@ -218,6 +230,14 @@ export class Consumer implements StreamConsumer {
       }
       const [seq, dc] = m;
       const msg = this.msg;
+      if (this.cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
+        this.unget(seq, dc);
+        return;
+      }
+      if (this.cfg.rateLimit > 0 && this.paced()) {
+        this.unget(seq, dc);
+        return;
+      }
       if (req !== undefined && req.bytesLeft !== Infinity) {
         const size = msg.subject.length + msg.hdr.length + msg.data.length;
         if (size > req.bytesLeft) {
@@ -246,6 +266,52 @@ export class Consumer implements StreamConsumer {
         if (--req.batch <= 0 || req.bytesLeft <= 0) this.waiting.shift();
       }
     }
+  }
+
+  /**
+   * replay_policy original: messages go out spaced as they were stored. True (with a
+   * timer set to come back) when the message at `ts` is not due yet.
+   */
+  private replayNotYet(ts: number): boolean {
+    const now = Date.now();
+    if (this.replayWall === 0) {
+      this.replayWall = now;
+      this.replayTs = ts;
+      return false;
+    }
+    const due = this.replayWall + (ts - this.replayTs) / MS;
+    if (now >= due) return false;
+    if (this.replayTimer === null) {
+      this.replayTimer = setTimeout(
+        () => {
+          this.replayTimer = null;
+          this.kick();
+        },
+        Math.ceil(due - now),
+      );
+      this.replayTimer.unref();
+    }
+    return true;
+  }
+
+  /**
+   * rate_limit_bps: true (with a timer set to come back) while what was sent so far is
+   * ahead of the rate.
+   */
+  private paced(): boolean {
+    const now = Date.now();
+    if (now >= this.paceNext) return false;
+    if (this.replayTimer === null) {
+      this.replayTimer = setTimeout(
+        () => {
+          this.replayTimer = null;
+          this.kick();
+        },
+        Math.ceil(this.paceNext - now),
+      );
+      this.replayTimer.unref();
+    }
+    return true;
   }
 
   /** The next message to send: a redelivery first, then the next new one. Null when none. */
@@ -344,6 +410,12 @@ export class Consumer implements StreamConsumer {
     if (!acks) this.store.updateAcks(dseq, seq);
     this.lastDelivered = now;
     this.host.publish(target, reply, hdr, data, msg.subject);
+    if (this.cfg.rateLimit > 0) {
+      const bits = (msg.subject.length + (hdr?.length ?? 0) + data.length) * 8;
+      this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / this.cfg.rateLimit;
+    }
+    // Without acks a delivery is the consumer's ack (interest and work-queue retention).
+    if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
     this.touch();
     if (this.isPush && this.cfg.flowControl) {
       this.fcBytes += msg.subject.length + (hdr?.length ?? 0) + data.length;
@@ -359,8 +431,10 @@ export class Consumer implements StreamConsumer {
   private awaitInterest(): void {
     if (this.interestTimer !== null || this.closed) return;
     this.host.awaitInterest(this);
-    this.interestTimer = setTimeout(this.interestAppeared, INTEREST_RETRY_MS);
+    // The look again backs off (250 ms up to 8 s) while nobody comes.
+    this.interestTimer = setTimeout(this.interestAppeared, this.interestRetryMs);
     this.interestTimer.unref();
+    this.interestRetryMs = Math.min(this.interestRetryMs * 2, INTEREST_RETRY_MAX_MS);
   }
 
   get deliverSubject(): string {
@@ -572,11 +646,28 @@ export class Consumer implements StreamConsumer {
     }
     const p = this.pending.get(sseq);
     if (p === undefined) return;
+    if (this.sampleFreq > 0) this.sampleAck(sseq, p);
     this.pending.delete(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
     this.updateAckFloor();
     this.stream.ackedBy(sseq, p.subject);
+  }
+
+  /** sample_freq: `$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>` for a share of acks. */
+  private sampleAck(sseq: number, p: Pending): void {
+    if (this.sampleFreq < 100 && Math.floor(Math.random() * 100) > this.sampleFreq) return;
+    const body: Record<string, unknown> = {
+      type: 'io.nats.jetstream.metric.v1.consumer_ack',
+      stream: this.stream.name,
+      consumer: this.name,
+      consumer_seq: p.dseq,
+      stream_seq: sseq,
+      ack_time: Math.max(0, nowNs() - p.ts),
+      deliveries: p.dc,
+    };
+    if (this.host.domain !== '') body.domain = this.host.domain;
+    this.host.advisory(`$JS.EVENT.METRIC.CONSUMER.ACK.${this.stream.name}.${this.name}`, body);
   }
 
   private updateAckFloor(): void {
@@ -773,7 +864,13 @@ export class Consumer implements StreamConsumer {
   stop(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
-    for (const t of [this.ackTimer, this.pullTimer, this.inactiveTimer, this.interestTimer])
+    for (const t of [
+      this.ackTimer,
+      this.pullTimer,
+      this.inactiveTimer,
+      this.interestTimer,
+      this.replayTimer,
+    ])
       if (t !== null) clearTimeout(t);
     if (this.hbTimer !== null) clearInterval(this.hbTimer);
     if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
@@ -792,6 +889,7 @@ export class Consumer implements StreamConsumer {
 
 const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
 const INTEREST_RETRY_MS = 250;
+const INTEREST_RETRY_MAX_MS = 8000;
 
 function sequenceInfo(consumer: number, stream: number, last: number): Record<string, unknown> {
   const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };
