@@ -7,6 +7,7 @@ import type { Client } from '../server/client.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { dispatchApi } from './api/router.js';
+import { recoverStreams } from './recover.js';
 import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
@@ -57,6 +58,7 @@ export class JsAccount implements StreamHost {
   }
 
   start(): void {
+    if (this.enabled) recoverStreams(this);
     this.apiSub = this.js.server.subscribeInternal(
       this.client,
       '$JS.API.>',

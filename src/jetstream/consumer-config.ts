@@ -200,6 +200,13 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: StreamConfig): 
   return null;
 }
 
+/** What the store keeps for a consumer, as the reference's FileConsumerInfo. */
+export function consumerMeta(name: string, cfg: ConsumerConfig, createdNs: number): Buffer {
+  return Buffer.from(
+    JSON.stringify({ created: rfc3339Nano(createdNs), name, config: consumerConfigJson(cfg) }),
+  );
+}
+
 /** The config as the reference marshals it. */
 export function consumerConfigJson(cfg: ConsumerConfig): Record<string, unknown> {
   const o: Record<string, unknown> = {};

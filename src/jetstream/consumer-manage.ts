@@ -5,7 +5,7 @@ import { nuid } from '../streaming/nuid.js';
 import type { JsAccount } from './account.js';
 import {
   checkConsumerConfig,
-  consumerConfigJson,
+  consumerMeta,
   DELETE_WAIT_DEFAULT,
   setConsumerDefaults,
   type ConsumerConfig,
@@ -37,10 +37,20 @@ function updateProblem(old: ConsumerConfig, cfg: ConsumerConfig): string {
   return '';
 }
 
+/**
+ * A consumer recovered from the store at start-up: its name, config and creation time
+ * from its meta, its position from its ConsumerStore.
+ */
+export interface RecoveredConsumer {
+  name: string;
+  createdNs: number;
+}
+
 export function addConsumer(
   jsa: JsAccount,
   stream: Stream,
   cfg: ConsumerConfig,
+  recovered: RecoveredConsumer | null = null,
 ): Consumer | ApiError {
   setConsumerDefaults(cfg);
   const problem = checkConsumerConfig(cfg, stream.cfg);
@@ -58,7 +68,7 @@ export function addConsumer(
         .writeConsumerMeta(
           stream.name,
           existing.name,
-          Buffer.from(JSON.stringify(consumerConfigJson(existing.cfg))),
+          consumerMeta(existing.name, existing.cfg, existing.created),
         );
       return existing;
     }
@@ -79,7 +89,9 @@ export function addConsumer(
     if (cfg.deliverPolicy !== 'all') return JsErr.consumerWqNotDeliverAll();
   }
   let name: string;
-  if (cfg.durable !== '') {
+  if (recovered !== null) {
+    name = recovered.name;
+  } else if (cfg.durable !== '') {
     if (cfg.durable.length > JS_MAX_NAME_LEN) return JsErr.consumerNameTooLong(JS_MAX_NAME_LEN);
     name = cfg.durable;
   } else if (cfg.name !== '') {
@@ -92,14 +104,20 @@ export function addConsumer(
   if (cfg.durable === '' && cfg.inactiveThreshold === 0)
     cfg.inactiveThreshold = DELETE_WAIT_DEFAULT;
   const store = stream.store.consumerStore(name);
-  const consumer = new Consumer(stream, jsa, name, cfg, store, nowNs(), (c) => {
+  const created = recovered?.createdNs ?? nowNs();
+  const consumer = new Consumer(stream, jsa, name, cfg, store, created, (c) => {
     void deleteConsumer(jsa, stream, c);
   });
   stream.consumers.set(name, consumer);
-  jsa
-    .provider(stream.cfg.storage)
-    .writeConsumerMeta(stream.name, name, Buffer.from(JSON.stringify(consumerConfigJson(cfg))));
-  consumer.start();
+  if (recovered === null) {
+    jsa
+      .provider(stream.cfg.storage)
+      .writeConsumerMeta(stream.name, name, consumerMeta(name, cfg, created));
+    consumer.start();
+  } else {
+    consumer.resume();
+    return consumer;
+  }
   jsa.advisory(`$JS.EVENT.ADVISORY.CONSUMER.CREATED.${stream.name}.${name}`, {
     type: 'io.nats.jetstream.advisory.v1.consumer_action',
     stream: stream.name,

@@ -155,6 +155,33 @@ export class Consumer implements StreamConsumer {
     this.kick();
   }
 
+  /**
+   * A consumer recovered at start-up: its position, pending acks and delivery counts
+   * come from its store (the reference's readStoredState), not from the deliver policy.
+   */
+  resume(): void {
+    const st = this.store.state();
+    this.sseq = st.delivered.stream + 1;
+    this.dseq = st.delivered.consumer + 1;
+    this.adflr = st.ackFloor.consumer;
+    this.asflr = st.ackFloor.stream;
+    const now = nowNs();
+    for (const [sseq, p] of st.pending) {
+      const m = this.stream.store.loadMsg(sseq);
+      if (m === undefined) continue;
+      const dc = (st.redelivered.get(sseq) ?? 0) + 1;
+      // Redelivered after ack_wait from now, as the reference does after a restart.
+      this.pending.set(sseq, { dseq: p.sequence, ts: Math.min(p.ts, now), dc, subject: m.subject });
+      if (dc > 1) this.rdc.set(sseq, dc - 1);
+    }
+    this.recountPending();
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    if (this.isPush && this.cfg.heartbeat > 0) this.armHeartbeat();
+    this.armAckTimer();
+    this.touch();
+    this.kick();
+  }
+
   // ---- delivery ---------------------------------------------------------------
 
   signal(seq: number, subject: string): void {

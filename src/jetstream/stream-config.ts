@@ -7,6 +7,7 @@ import { JsErr, type ApiError } from './errors.js';
 import type { JsonFields } from './json.js';
 import { subjectsCollide } from './storage/match.js';
 import type { StorageType, StreamStoreConfig } from './storage/types.js';
+import { rfc3339Nano } from './time.js';
 
 export type Retention = 'limits' | 'interest' | 'workqueue';
 
@@ -284,6 +285,14 @@ export function streamConfigJson(cfg: StreamConfig): Record<string, unknown> {
   o.deny_purge = cfg.denyPurge;
   o.allow_rollup_hdrs = cfg.allowRollup;
   return o;
+}
+
+/**
+ * What the store keeps beside a stream's data, as the reference's meta.inf (its
+ * FileStreamInfo): the config's JSON with the creation time.
+ */
+export function streamMeta(cfg: StreamConfig, createdNs: number): Buffer {
+  return Buffer.from(JSON.stringify({ created: rfc3339Nano(createdNs), ...streamConfigJson(cfg) }));
 }
 
 /** Whether two completed configs are the same (the reference's reflect.DeepEqual). */

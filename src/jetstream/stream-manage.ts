@@ -8,7 +8,7 @@ import {
   checkStreamConfig,
   sameStreamConfig,
   storeConfigOf,
-  streamConfigJson,
+  streamMeta,
   type StreamConfig,
 } from './stream-config.js';
 import { subjectsCollide } from './storage/match.js';
@@ -59,11 +59,13 @@ export function addStream(
     warnedFileFallback = true;
     jsa.warn('file storage is not available in this build: file streams are kept in memory');
   }
-  const meta = Buffer.from(JSON.stringify(streamConfigJson(cfg)));
+  const created = nowNs();
   let stream: Stream;
   try {
-    const store = jsa.provider(cfg.storage).openStream(storeConfigOf(cfg), meta);
-    stream = new Stream(jsa, cfg, store, nowNs());
+    const store = jsa
+      .provider(cfg.storage)
+      .openStream(storeConfigOf(cfg), streamMeta(cfg, created));
+    stream = new Stream(jsa, cfg, store, created);
   } catch (err) {
     return JsErr.streamCreate(err instanceof Error ? err.message : String(err));
   }
@@ -117,9 +119,7 @@ export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig
   }
   if (overlapsOthers(jsa, cfg, cfg.name)) return JsErr.streamSubjectOverlap();
   stream.update(cfg);
-  jsa
-    .provider(cfg.storage)
-    .writeStreamMeta(cfg.name, Buffer.from(JSON.stringify(streamConfigJson(cfg))));
+  jsa.provider(cfg.storage).writeStreamMeta(cfg.name, streamMeta(cfg, stream.created));
   jsa.advisory(`$JS.EVENT.ADVISORY.STREAM.UPDATED.${cfg.name}`, {
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: cfg.name,
