@@ -171,6 +171,11 @@ export class RawWs {
     this.socket.destroy();
   }
 
+  /** Stops reading, as a client whose TCP window fills up. */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
   private parse(): void {
     if (!this.headDone) {
       const end = this.buf.indexOf('\r\n\r\n');
