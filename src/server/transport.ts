@@ -20,6 +20,9 @@ export interface Transport {
   uncork(): void;
   pause(): unknown;
   resume(): unknown;
+  // Two signatures, not one with an optional parameter: net.Socket's end() overloads
+  // start with a callback, which one optional `data` parameter would not accept.
+  // eslint-disable-next-line @typescript-eslint/unified-signatures
   end(): unknown;
   end(data: Buffer | string): unknown;
   destroy(): unknown;

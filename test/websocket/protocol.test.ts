@@ -254,8 +254,9 @@ describe('WebSocket frames', () => {
     const close = await ws.waitClose();
     await ws.waitClosed();
     const closed = (await json(s, '/connz?state=closed')).connections as Array<{ reason: string }>;
-    assert.equal(close?.status, 1002);
-    assert.equal(close?.reason, closed[0]?.reason);
+    assert.ok(close !== null);
+    assert.equal(close.status, 1002);
+    assert.equal(close.reason, closed[0]?.reason);
   });
 
   it('cuts off a WebSocket slow consumer past max_pending, not its publisher', async () => {
