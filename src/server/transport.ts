@@ -22,8 +22,8 @@ export interface Transport {
   resume(): unknown;
   // Two signatures, not one with an optional parameter: net.Socket's end() overloads
   // start with a callback, which one optional `data` parameter would not accept.
-  // eslint-disable-next-line @typescript-eslint/unified-signatures
   end(): unknown;
+  // eslint-disable-next-line @typescript-eslint/unified-signatures
   end(data: Buffer | string): unknown;
   destroy(): unknown;
   on(event: 'data', listener: (chunk: Buffer) => void): unknown;
