@@ -100,6 +100,11 @@ export class WsTransport extends EventEmitter implements Transport, FrameSink {
     this.raw.resume();
   }
 
+  /** permessage-deflate was negotiated for this connection. */
+  get compressed(): boolean {
+    return this.opts.compress;
+  }
+
   get remoteAddress(): string | undefined {
     return this.raw.remoteAddress;
   }
