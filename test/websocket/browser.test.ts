@@ -121,8 +121,14 @@ describe('nats.ws in Chromium', { skip }, () => {
       port: 0,
       websocket: { host: '127.0.0.1', port: 0, noTls: true, compression: true },
     });
+    cleanup.push(() => server.close());
     tcp = await connect({ servers: server.url });
+    cleanup.push(() => tcp.close());
     site = await pageServer();
+    cleanup.push(() => {
+      site.http.close();
+      return undefined;
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -135,6 +141,7 @@ describe('nats.ws in Chromium', { skip }, () => {
         '--disable-sync',
       ],
     });
+    cleanup.push(() => browser.close());
     page = await browser.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => {
@@ -145,11 +152,10 @@ describe('nats.ws in Chromium', { skip }, () => {
     await page.evaluate(`window.wb.connect('ws://127.0.0.1:${server.websocket!.port}')`);
   });
 
+  // What before() made, closed in reverse order even when it stopped half-way.
+  const cleanup: Array<() => Promise<unknown> | undefined> = [];
   after(async () => {
-    await browser?.close();
-    await tcp?.close();
-    await server?.close();
-    site?.http.close();
+    for (const close of cleanup.reverse()) await close();
   });
 
   it('connects through the listener as a client of the server, compressed', () => {
