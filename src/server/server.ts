@@ -69,6 +69,11 @@ export interface ClusterHooks {
   afterFirstPong(c: Client): void;
   /** Lame duck mode begins: the other servers stop advertising this one. */
   lameDuck(): void;
+  /**
+   * connect_urls for a WebSocket client's INFO: this server's WebSocket URLs, then the
+   * ws_connect_urls the other servers announced; null when none are advertised yet.
+   */
+  wsClientUrls(ldm: boolean): string[] | null;
 }
 
 export class Server {

@@ -57,6 +57,8 @@ export interface SideListener {
   readonly host: string;
   /** The port actually bound. */
   readonly port: number;
+  /** host[:port] to announce instead of the listen address; '' for none. */
+  readonly advertise: string;
   /** Its /varz section. */
   varz(): Record<string, unknown>;
 }

@@ -79,6 +79,10 @@ export class WebsocketListener implements SideListener {
         delete info.tls_verify;
         delete info.tls_available;
         if (auth?.required === true) info.auth_required = true;
+        // As the reference: a WebSocket client reconnects to WebSocket URLs only.
+        const urls = server.cluster?.wsClientUrls(info.ldm === true) ?? null;
+        if (urls === null) delete info.connect_urls;
+        else info.connect_urls = urls;
       },
     };
     this.http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -95,6 +99,10 @@ export class WebsocketListener implements SideListener {
 
   get host(): string {
     return this.options.host;
+  }
+
+  get advertise(): string {
+    return this.options.advertise;
   }
 
   async start(): Promise<void> {
