@@ -62,9 +62,10 @@ describe('websocket config block', () => {
       'ws { port: 1234, host: "::1", origin: "http://c.example", compress: false }',
     );
     const o = websocketFromConfig(loadConfig(alias));
-    assert.equal(o?.port, 1234);
-    assert.equal(o?.host, '::1');
-    assert.deepEqual(o?.allowedOrigins, ['http://c.example']);
+    assert.ok(o !== null);
+    assert.equal(o.port, 1234);
+    assert.equal(o.host, '::1');
+    assert.deepEqual(o.allowedOrigins, ['http://c.example']);
   });
 
   it('starts bin/wirebus with the listener and lists it in the ports file', async () => {
