@@ -6,6 +6,7 @@
 // they lie and handed on as subarrays, so an uncompressed message costs no copy.
 
 import { isUtf8 } from 'node:buffer';
+import { endianness } from 'node:os';
 import { constants, inflateRawSync } from 'node:zlib';
 
 export const Opcode = {
@@ -34,6 +35,7 @@ const FINAL = 0x80;
 const RSV1 = 0x40;
 const MASK = 0x80;
 const MAX_CONTROL_PAYLOAD = 125;
+const LITTLE_ENDIAN = endianness() === 'LE';
 /** Ends a message compressed without context takeover so that inflate sees a whole stream. */
 const DEFLATE_TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
 
@@ -284,10 +286,35 @@ export class FrameReader {
     if (plain.length > 0) this.sink.data(plain);
   }
 
+  /**
+   * XORs the mask in place: byte by byte up to a 4-byte boundary of the underlying
+   * memory, then a word at a time (a browser masks every byte it sends, so this runs
+   * over every payload byte a WebSocket client publishes).
+   */
   private unmask(buf: Buffer): void {
     const key = this.key;
     let p = this.keyPos;
-    for (let i = 0; i < buf.length; i++) {
+    const n = buf.length;
+    let i = 0;
+    while (i < n && ((buf.byteOffset + i) & 3) !== 0) {
+      buf[i] = buf[i]! ^ key[p & 3]!;
+      p++;
+      i++;
+    }
+    const words = (n - i) >>> 2;
+    if (words > 0 && LITTLE_ENDIAN) {
+      const k =
+        (key[p & 3]! |
+          (key[(p + 1) & 3]! << 8) |
+          (key[(p + 2) & 3]! << 16) |
+          (key[(p + 3) & 3]! << 24)) >>>
+        0;
+      const u32 = new Uint32Array(buf.buffer, buf.byteOffset + i, words);
+      for (let w = 0; w < words; w++) u32[w] = u32[w]! ^ k;
+      // Four bytes a word: the key position is where it was.
+      i += words * 4;
+    }
+    for (; i < n; i++) {
       buf[i] = buf[i]! ^ key[p & 3]!;
       p++;
     }
