@@ -46,7 +46,7 @@ async function startTarget(
   const child = spawn(cmd, args(conf), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       if (err.includes('Server is ready')) resolve();
     });
