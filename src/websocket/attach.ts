@@ -23,6 +23,11 @@ export function attachWebsocket(
       `no_auth_user: ${JSON.stringify(o.noAuthUser)} not present as user or nkey in authorization block or account configuration`,
     );
   }
+  if (o.jwtCookie !== '' && security?.operatorMode !== true) {
+    problems.push(
+      `trusted operators or trusted keys configuration is required for JWT authentication via cookie ${JSON.stringify(o.jwtCookie)}`,
+    );
+  }
   if (problems.length > 0) throw new WebsocketConfigError(problems.join('; '));
   const listener = new WebsocketListener(server, o);
   server.onStart(() => listener.start());
