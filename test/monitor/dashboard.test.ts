@@ -88,7 +88,7 @@ describe('the monitoring dashboard', { skip }, () => {
   }
 
   async function ticks(): Promise<number> {
-    return (await page.evaluate('window.wbDashboard.ticks')) as number;
+    return page.evaluate<number>('window.wbDashboard.ticks');
   }
 
   async function settle(): Promise<void> {
@@ -147,7 +147,7 @@ describe('the monitoring dashboard', { skip }, () => {
     const top = await page.locator('#subjects tbody tr').first().innerText();
     assert.match(top, /^orders\.>/);
     // The charts have points.
-    assert.ok(((await page.evaluate('window.wbDashboard.ticks')) as number) > 3);
+    assert.ok((await ticks()) > 3);
     assert.equal(await page.locator('#chart-msgs canvas').count(), 1);
     assert.deepEqual(problems, []);
   });
@@ -168,18 +168,18 @@ describe('the monitoring dashboard', { skip }, () => {
   it('fits a phone: nothing wider than the screen but the scrolling tables', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await settle();
-    const overflow = (await page.evaluate(
+    const overflow = await page.evaluate<number>(
       'document.documentElement.scrollWidth - window.innerWidth',
-    )) as number;
+    );
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
     await page.screenshot({ path: join(shots, 'phone.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('keeps the endpoint links', async () => {
-    const hrefs = await page
-      .locator('nav a')
-      .evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    const hrefs = await page.evaluate<string[]>(
+      "[...document.querySelectorAll('nav a')].map((a) => a.getAttribute('href'))",
+    );
     for (const p of [
       './varz',
       './connz',
