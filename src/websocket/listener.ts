@@ -92,6 +92,12 @@ export class WebsocketListener implements SideListener {
     this.http.on('request', (req: IncomingMessage) => {
       this.upgrade(req, req.socket, Buffer.alloc(0));
     });
+    if (timeout > 0) {
+      // The whole handshake must be done in time, from the first byte or none at all.
+      this.http.on('connection', (socket: Socket) => {
+        socket.setTimeout(timeout, () => socket.destroy());
+      });
+    }
     this.http.on('clientError', (_err: Error, socket: Socket) => {
       if (!socket.destroyed) socket.end(refusalResponse(400));
     });

@@ -117,6 +117,20 @@ describe('WebSocket handshake', () => {
     ws.close();
   });
 
+  it('drops a connection that does not finish its handshake within handshake_timeout', async () => {
+    const s = await start({ websocket: { handshakeTimeoutMs: 300 } });
+    const silent = await RawWs.open(s.wsPort, 'GET / HTTP/1.1\r\nHost: x\r\n');
+    await silent.waitClosed(5000);
+    assert.ok(silent.closed, 'closed by the server');
+    // A complete handshake is not affected, however long the connection lives after it.
+    const ok = await RawWs.open(s.wsPort);
+    await ok.waitText('\r\n');
+    await new Promise((r) => setTimeout(r, 600));
+    ok.sendText('PING\r\n');
+    assert.equal(await ok.waitText('PONG\r\n'), 'PONG\r\n');
+    ok.close();
+  });
+
   it('checks allowed_origins by scheme, host and port', async () => {
     const s = await start({
       websocket: { allowedOrigins: ['http://good.example', 'https://tls.example:8443'] },
