@@ -173,8 +173,8 @@ export interface Observation {
 function pickSub(s: Record<string, unknown>): SubView {
   return {
     client_id: String(s.client_id),
-    durable_name: String(s.durable_name ?? ''),
-    queue_name: String(s.queue_name ?? ''),
+    durable_name: typeof s.durable_name === 'string' ? s.durable_name : '',
+    queue_name: typeof s.queue_name === 'string' ? s.queue_name : '',
     is_durable: s.is_durable === true,
     is_offline: s.is_offline === true,
     max_inflight: Number(s.max_inflight),

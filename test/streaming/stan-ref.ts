@@ -76,8 +76,8 @@ export async function startReference(
         resolve();
       }
     };
-    child.stdout!.setEncoding('utf8').on('data', onData);
-    child.stderr!.setEncoding('utf8').on('data', onData);
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
     void exited.then(() => {
       clearTimeout(timer);
       reject(new Error(`reference exited before it was ready:\n${out}`));
