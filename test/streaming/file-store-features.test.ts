@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Long } from '../../src/streaming/protocol/index.js';
@@ -198,6 +198,52 @@ describe('file store: slices', () => {
     assert.equal(store.lookupChannel('foo')!.msgs.firstSequence, 7);
     assert.equal(store.lookupChannel('bar')!.msgs.firstSequence, 7);
     assert.equal(store.lookupChannel('old')!.msgs.firstSequence, 4);
+    await store.close();
+  });
+
+  it('slice_archive_script is given each slice that limits remove, renamed .bak', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'archived.txt');
+    const script = join(dir, 'archive.sh');
+    await writeFile(script, `#!/bin/sh\necho "$1 $2 $3" >> ${log}\nrm -f "$2" "$3"\n`, {
+      mode: 0o755,
+    });
+    const store = await open(dir, {
+      sliceMaxMsgs: 2,
+      sliceArchiveScript: script,
+      limits: { maxMsgs: 3 },
+    });
+    // On disk first: slices dropped in the turn that made them are never written.
+    fill(store, 'foo', 1, 4);
+    await store.flush();
+    fill(store, 'foo', 5, 7);
+    await store.flush();
+    let lines: string[] = [];
+    for (let i = 0; i < 100 && lines.length < 2; i++) {
+      await sleep(20);
+      lines = (await readFile(log, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean);
+    }
+    const foo = join(dir, 'foo');
+    assert.deepEqual(lines, [
+      `foo ${foo}/msgs.1.dat.bak ${foo}/msgs.1.idx.bak`,
+      `foo ${foo}/msgs.2.dat.bak ${foo}/msgs.2.idx.bak`,
+    ]);
+    assert.deepEqual(await slices(dir), ['msgs.3.dat', 'msgs.3.idx', 'msgs.4.dat', 'msgs.4.idx']);
+    await store.close();
+  });
+
+  it('parallel_recovery recovers channels concurrently, each whole', async () => {
+    const dir = await tempDir();
+    let store = await open(dir, { limits: { maxChannels: 0 } });
+    const stored = new Map<string, StoredMsg[]>();
+    for (let i = 0; i < 12; i++) stored.set(`ch${i}`, fill(store, `ch${i}`, 1, 5));
+    await store.close();
+    store = await open(dir, { parallelRecovery: 4, cacheBytes: 0, limits: { maxChannels: 0 } });
+    assert.equal(store.channelCount, 12);
+    for (const [name, msgs] of stored) {
+      for (const m of msgs)
+        assertSameMsg(await store.lookupChannel(name)!.msgs.lookup(m.sequence), m);
+    }
     await store.close();
   });
 
