@@ -127,7 +127,7 @@ export async function readServerInfo(
   const payload = b.subarray(FILE_HEADER_SIZE + RECORD_HEADER_SIZE);
   const stored = b.readUInt32LE(FILE_HEADER_SIZE + 4);
   const crc = Crc32.of(tuning.crcPoly).bytes(payload, 0, payload.length);
-  if (tuning.crc && crc !== stored) {
+  if (crc !== stored) {
     throw bad(`corrupted data, expected crc to be 0x${hex(stored)}, got 0x${hex(crc)}`);
   }
   try {
