@@ -7,22 +7,22 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/process.js';
-import { FIXTURE_DIR, observe, scenarioConfig, writeScenario } from './file-ref-scenario.js';
-import { startReference } from './stan-ref.js';
+import {
+  FIXTURE_DIR,
+  observe,
+  serveScenario,
+  writeScenario,
+  type Running,
+} from './file-ref-scenario.js';
 
-async function runReference(
+async function withReference(
   dir: string,
   work: string,
-  body: (url: string, http: string) => Promise<void>,
+  body: (ref: Running) => Promise<void>,
 ): Promise<void> {
-  const conf = join(work, `stan-${Date.now()}.conf`);
-  await writeFile(conf, scenarioConfig(dir));
-  const port = await freePort();
-  const mport = await freePort();
-  const ref = await startReference(port, ['-m', String(mport), '-sc', conf]);
+  const ref = await serveScenario('reference', dir, work);
   try {
-    await body(ref.url, `http://127.0.0.1:${mport}`);
+    await body(ref);
   } finally {
     await ref.stop();
   }
@@ -30,12 +30,12 @@ async function runReference(
 
 const work = await mkdtemp(join(tmpdir(), 'stan-ref-capture-'));
 const data = join(work, 'data');
-await runReference(data, work, writeScenario);
+await withReference(data, work, (ref) => writeScenario(ref.url, ref.http));
 const copy = join(work, 'copy');
 await cp(data, copy, { recursive: true });
 let expected: unknown;
-await runReference(copy, work, async (url, http) => {
-  expected = await observe(url, http);
+await withReference(copy, work, async (ref) => {
+  expected = await observe(ref.url, ref.http);
 });
 await rm(FIXTURE_DIR, { recursive: true, force: true });
 await cp(data, join(FIXTURE_DIR, 'data'), { recursive: true });

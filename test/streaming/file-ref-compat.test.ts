@@ -8,14 +8,13 @@
 //   reference as it serves its own (needs the binary; skipped without it).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import {
   ClientDelete,
   ClientInfo,
   MsgProto,
-  SubState,
   SubStateDelete,
   SubStateUpdate,
   seqFromLong,
@@ -25,18 +24,17 @@ import { readServerInfo, writeServerInfo } from '../../src/streaming/store/file-
 import { DEFAULT_FILE_STORE_TUNING } from '../../src/streaming/store/file-options.js';
 import { IEEE } from '../../src/streaming/store/file-record.js';
 import { makeStoredMsg } from '../../src/streaming/store/message.js';
-import type { SubRecord } from '../../src/streaming/store/types.js';
-import { freePort, startWirebus } from '../helpers/process.js';
+import { decodeSub } from '../../src/streaming/store/file-subs.js';
 import { cleanupDirs, tempDir } from './file-fixtures.js';
 import {
   FIXTURE_DIR,
   expectedObservation,
   observe,
-  scenarioConfig,
+  serveScenario,
   writeScenario,
   type Observation,
 } from './file-ref-scenario.js';
-import { refSkipReason, startReference } from './stan-ref.js';
+import { skipWithoutReference } from './stan-reference.js';
 
 after(cleanupDirs);
 
@@ -57,22 +55,6 @@ function records(file: Buffer, typed: boolean): { type: number; payload: Buffer 
   return out;
 }
 
-async function startOn(
-  dir: string,
-  work: string,
-): Promise<{ url: string; http: string; stop: () => Promise<void> }> {
-  const conf = join(work, 'stan.conf');
-  await writeFile(conf, scenarioConfig(dir));
-  const port = await freePort();
-  const mport = await freePort();
-  const proc = await startWirebus(
-    port,
-    ['-m', String(mport), '-sc', conf],
-    'Streaming Server is ready',
-  );
-  return { url: proc.url, http: `http://127.0.0.1:${mport}`, stop: () => proc.stop() };
-}
-
 /** Timestamps differ between two runs of the scenario: everything else must not. */
 function withoutTimes(o: Observation): Observation {
   const messages: Observation['messages'] = {};
@@ -87,7 +69,7 @@ describe('the reference FILE layout', () => {
     const work = await tempDir();
     const dir = join(work, 'data');
     await cp(DATA, dir, { recursive: true });
-    const server = await startOn(dir, work);
+    const server = await serveScenario('wirebus', dir, work);
     let seen: Observation;
     try {
       seen = await observe(server.url, server.http);
@@ -142,20 +124,7 @@ describe('the reference FILE layout', () => {
       const subs = ch.subs;
       for (const r of records(await readFile(join(DATA, channel, 'subs.dat')), true)) {
         if (r.type === 1 || r.type === 2) {
-          const s = SubState.decode(r.payload);
-          const record: SubRecord = {
-            id: seqFromLong(s.ID),
-            clientID: s.clientID,
-            qGroup: s.qGroup,
-            inbox: s.inbox,
-            ackInbox: s.ackInbox,
-            maxInFlight: s.maxInFlight,
-            ackWaitInSecs: s.ackWaitInSecs,
-            durableName: s.durableName,
-            lastSent: seqFromLong(s.lastSent),
-            isDurable: s.isDurable,
-            isClosed: s.isClosed,
-          };
+          const record = decodeSub(r.payload);
           if (r.type === 1) assert.equal(subs.create(record).id, record.id);
           else subs.update(record);
         } else if (r.type === 3) {
@@ -190,23 +159,20 @@ describe('the reference FILE layout', () => {
 
   it(
     'a directory written by wirebus is served by the reference as it serves its own',
-    { skip: refSkipReason() },
+    { skip: skipWithoutReference() },
     async () => {
       const work = await tempDir();
       const dir = join(work, 'data');
-      const server = await startOn(dir, work);
+      const server = await serveScenario('wirebus', dir, work);
       try {
         await writeScenario(server.url, server.http);
       } finally {
         await server.stop();
       }
-      const conf = join(work, 'ref.conf');
-      await writeFile(conf, scenarioConfig(dir));
-      const mport = await freePort();
-      const ref = await startReference(await freePort(), ['-m', String(mport), '-sc', conf]);
+      const ref = await serveScenario('reference', dir, work);
       let seen: Observation;
       try {
-        seen = await observe(ref.url, `http://127.0.0.1:${mport}`);
+        seen = await observe(ref.url, ref.http);
       } finally {
         await ref.stop();
       }

@@ -10,8 +10,11 @@
 // - observe() is what a server shows of such a directory once restarted on it: the
 //   monitoring endpoints, every message of each channel by sequence (data and
 //   timestamp), and the redeliveries a resumed durable gets.
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, startWirebus } from '../helpers/process.js';
+import { startReference } from './stan-reference.js';
 import {
   closeStan,
   connect,
@@ -45,6 +48,36 @@ export function scenarioConfig(dir: string): string {
   }
 }
 `;
+}
+
+export interface Running {
+  readonly url: string;
+  /** Monitoring base URL. */
+  readonly http: string;
+  stop(): Promise<void>;
+}
+
+/** wirebus or the reference on free ports, with scenarioConfig(dir) written in `work`. */
+export async function serveScenario(
+  kind: 'wirebus' | 'reference',
+  dir: string,
+  work: string,
+): Promise<Running> {
+  const conf = join(work, `${kind}-${Date.now()}.conf`);
+  await writeFile(conf, scenarioConfig(dir));
+  const port = await freePort();
+  const mport = await freePort();
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-m', String(mport), '-sc', conf];
+  const ready = 'Streaming Server is ready';
+  const proc =
+    kind === 'wirebus'
+      ? await startWirebus(port, args.slice(4), ready)
+      : await startReference(args, ready);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    http: `http://127.0.0.1:${mport}`,
+    stop: () => proc.stop(),
+  };
 }
 
 /** The payload of message `seq` on `channel`: text, then bytes of every value. */

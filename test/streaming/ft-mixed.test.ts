@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort, startWirebus, type WirebusProcess } from '../helpers/process.js';
-import { refSkipReason, startReference } from './stan-ref.js';
+import { skipWithoutReference, startReference } from './stan-reference.js';
 import {
   closeStan,
   connect,
@@ -23,7 +23,7 @@ import {
   type Stan,
 } from './stan.js';
 
-const skip = refSkipReason();
+const skip = skipWithoutReference();
 
 interface Member {
   readonly kind: 'wirebus' | 'reference';
@@ -54,8 +54,7 @@ async function member(kind: Member['kind'], natsUrl: string, dir: string): Promi
     };
   } else {
     const p = await startReference(
-      await freePort(),
-      [...args, '-ns', natsUrl, '-cid', 'test-cluster'],
+      ['-a', '127.0.0.1', '-p', String(await freePort()), ...args, '-ns', natsUrl],
       ready,
     );
     m = {
