@@ -46,12 +46,6 @@ my $buf; while (sysread(STDIN, $buf, 64)) {}
 exit 0;
 `;
 
-/** Why the lock could not be taken; `pid` is its holder's when known. */
-export interface LockState {
-  readonly locked: boolean;
-  readonly holder: number;
-}
-
 export class DirLock {
   readonly path: string;
   private helper: ChildProcess | undefined;
@@ -144,11 +138,12 @@ export class DirLock {
           this.waiting = undefined;
           settle();
         } else if (line.startsWith('busy ')) {
+          // Answered here, not at the exit: the exit may come before this line is read.
           this.holderPid = Number(line.slice(5)) || 0;
           if (mode === 'wait') {
             this.waiting = new Promise<void>((r) => lines.once('line', () => r()));
-            settle();
           }
+          settle();
         } else if (line.startsWith('error ')) {
           settle(new Error(`file store: cannot open ${this.path}: ${line.slice(6)}`));
         }
