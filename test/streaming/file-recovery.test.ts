@@ -194,13 +194,13 @@ describe('file store recovery', () => {
     await assertRefused(dir, 'CORRUPT', /clients\.dat at offset 4/);
   });
 
-  it("a directory in wirebus's former format is refused with a clear message", async () => {
+  it('a directory of another wirebus format than the former one is refused, not converted', async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'VERSION'), 'wirebus-file-store 1\n');
+    await writeFile(join(dir, 'VERSION'), 'wirebus-file-store 2\n');
     await assertRefused(
       dir,
       'VERSION',
-      /former file format \(version 1\), which this version no longer reads/,
+      /holds wirebus file format 2, which this version cannot convert/,
     );
   });
 

@@ -26,30 +26,6 @@ export const TRUNCATE_WITNESS = '.truncate.lck';
 export const CLIENT_ADD = 1;
 export const CLIENT_DELETE = 2;
 
-/**
- * Refuses a directory in wirebus's former format (VERSION + channels/, before the
- * reference's layout was adopted): read as the reference's layout, its `channels`
- * directory would become a channel and its files would be rejected one by one.
- */
-export async function checkNotOldFormat(dir: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, 'VERSION'), 'utf8');
-  } catch {
-    return;
-  }
-  const m = /^wirebus-file-store (\d+)/.exec(text);
-  if (m === null) return;
-  throw new FileStoreError(
-    'VERSION',
-    `file store: ${dir} holds wirebus's former file format (version ${m[1]}), which this ` +
-      "version no longer reads: it uses nats-streaming-server's layout. Run the previous " +
-      'wirebus version against it, or move its data through a client (subscribe from the ' +
-      'start, republish)',
-    join(dir, 'VERSION'),
-  );
-}
-
 /** Channel directories: every directory of the root, as the reference reads them. */
 export async function channelDirs(dir: string): Promise<string[]> {
   const names: string[] = [];

@@ -45,6 +45,7 @@ import {
   type FileStoreOptions,
   type FileStoreTuning,
 } from './file-options.js';
+import { convertFormerFormat } from './file-convert.js';
 import { Crc32, FileStoreError } from './file-record.js';
 import {
   CLIENT_ADD,
@@ -52,7 +53,6 @@ import {
   CLIENTS_FILE,
   TRUNCATE_WITNESS,
   channelDirs,
-  checkNotOldFormat,
   encodeClient,
   ensureRootFiles,
   encodeClientDelete,
@@ -123,9 +123,9 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   private async load(): Promise<RecoveredState | undefined> {
     this.checkOpen();
     mkdirSync(this.dir, { recursive: true });
-    await checkNotOldFormat(this.dir);
     await this.takeLock();
     try {
+      await convertFormerFormat(this.dir, Crc32.of(this.tuning.crcPoly), this.warn);
       await this.checkTruncateWitness();
       await ensureRootFiles(this.dir);
       const t = this.tuning;
