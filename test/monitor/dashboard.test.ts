@@ -159,6 +159,16 @@ describe('the monitoring dashboard', { skip }, () => {
     assert.deepEqual(problems, []);
   });
 
+  it('lists a closed connection with its reason', async () => {
+    const gone = await connect({ servers: server.url, name: 'short-lived' });
+    await gone.flush();
+    await gone.close();
+    await settle();
+    const row = await page.locator('#closed tbody tr', { hasText: 'short-lived' }).innerText();
+    assert.match(row, /Client Closed/);
+    assert.deepEqual(problems, []);
+  });
+
   it('shows the streaming layer when it is on', async () => {
     assert.equal(await page.locator('#streaming').isVisible(), true);
     assert.equal(await field('streaming_cluster_id'), 'test-cluster');
