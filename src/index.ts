@@ -12,6 +12,8 @@ import type { Cluster } from './cluster/cluster.js';
 import type { ClusterOptions } from './cluster/options.js';
 import type { JetStream } from './jetstream/jetstream.js';
 import type { JetStreamOptions } from './jetstream/options.js';
+import type { WebsocketListener } from './websocket/listener.js';
+import type { WebsocketOptions } from './websocket/options.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
@@ -47,6 +49,8 @@ export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
 export type { RouteTlsOptions } from './cluster/tls.js';
 export { reloadCluster } from './cluster/reload.js';
+export type { WebsocketOptions, WebsocketTlsOptions } from './websocket/options.js';
+export type { WebsocketListener } from './websocket/listener.js';
 
 export type { JetStream } from './jetstream/jetstream.js';
 export type { JetStreamOptions } from './jetstream/options.js';
@@ -71,6 +75,11 @@ export type StartOptions = Partial<ServerOptions> & {
    * `{ storeDir: '/tmp/js', maxMemoryStore: 1 << 30 }`.
    */
   jetstream?: Partial<JetStreamOptions> | boolean;
+  /**
+   * Opens the WebSocket listener, as the reference's websocket block, e.g.
+   * `{ port: 0, noTls: true }` (`port` 0 for a free one; TLS with `tls`).
+   */
+  websocket?: Partial<WebsocketOptions>;
 };
 
 export interface RunningServer {
@@ -89,6 +98,8 @@ export interface RunningServer {
   readonly cluster: Cluster | null;
   /** The JetStream engine when `jetstream` was given, else null. */
   readonly jetstream: JetStream | null;
+  /** The WebSocket listener when `websocket` was given, else null; `websocket.port` is its port. */
+  readonly websocket: WebsocketListener | null;
   close(): Promise<void>;
 }
 
@@ -101,6 +112,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     streaming: streamingOptions,
     cluster: clusterOptions,
     jetstream: jetstreamOptions,
+    websocket: websocketOptions,
     ...coreOptions
   } = options;
   const quiet =
@@ -127,6 +139,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       jetstream = startJetStream(server, jsOptions);
       return Promise.resolve();
     });
+  }
+  let websocket: WebsocketListener | null = null;
+  if (websocketOptions !== undefined) {
+    // Loaded only when asked for: it brings Node's HTTP(S) server and zlib.
+    const { attachWebsocket } = await import('./websocket/attach.js');
+    websocket = attachWebsocket(server, websocketOptions);
   }
   try {
     await server.start();
@@ -160,6 +178,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     streaming,
     cluster,
     jetstream,
+    websocket,
     close: () => server.close(),
   };
 }

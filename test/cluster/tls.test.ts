@@ -348,6 +348,7 @@ async function loggedNode(options: Partial<ClusterOptions>, logger: MemoryLogger
     streaming: null,
     cluster,
     jetstream: null,
+    websocket: null,
     close: () => server.close(),
   };
 }
