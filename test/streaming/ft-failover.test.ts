@@ -221,7 +221,7 @@ describe('fault tolerance: kill -9 of the active server', () => {
     const admin = new pgClient({ connectionString: source });
     await admin.connect();
     try {
-      await admin.query("UPDATE wb_lock SET owner = 'thief', updated_at = clock_timestamp()");
+      await admin.query("UPDATE StoreLock SET id = 'thief', tick = 1");
     } finally {
       await admin.end();
     }

@@ -9,6 +9,26 @@ import { resolveStreamingSettings } from '../../src/streaming/config.js';
 import { resolveStreamingOptions, validateStreamingOptions } from '../../src/streaming/options.js';
 
 describe('SQL and fault-tolerance settings', () => {
+  it('flags: --sql_no_caching and --sql_max_open_conns', () => {
+    const s = resolveStreamingSettings(
+      parseCommandLine([
+        '-st',
+        'SQL',
+        '--sql_driver',
+        'mysql',
+        '--sql_source',
+        'u:p@tcp(db:3306)/stan',
+        '--sql_no_caching',
+        '--sql_max_open_conns',
+        '7',
+      ]),
+      null,
+    );
+    assert.equal(s.options.sqlDriver, 'mysql');
+    assert.equal(s.options.sqlNoCaching, true);
+    assert.equal(s.options.sqlMaxOpenConns, 7);
+  });
+
   it('flags: -st SQL --sql_driver --sql_source --ft_group', () => {
     const cl = parseCommandLine([
       '-st',
@@ -37,6 +57,8 @@ describe('SQL and fault-tolerance settings', () => {
           driver: "postgres"
           source: "postgres://from-file/db"
           max_open_conns: 5
+          no_caching: true
+          bulk_insert_limit: 100
         }
       }`,
       'test.conf',
@@ -50,19 +72,23 @@ describe('SQL and fault-tolerance settings', () => {
     assert.equal(s.options.sqlDriver, 'postgres');
     assert.equal(s.options.sqlSource, 'postgres://from-flag/db');
     assert.equal(s.options.ftGroup, 'g1');
+    assert.equal(s.options.sqlMaxOpenConns, 5);
+    assert.equal(s.options.sqlNoCaching, true);
+    // Batches are multi-row INSERTs already: the reference's bulk insert limit has no use.
     assert.equal(s.warnings.length, 1);
-    assert.match(s.warnings[0]!, /max_open_conns/);
+    assert.match(s.warnings[0]!, /bulk_insert_limit/);
   });
 
   it('refuses a SQL store without driver or source, another driver, FT on MEMORY', () => {
     const check = (o: Parameters<typeof resolveStreamingOptions>[0]) =>
       validateStreamingOptions(resolveStreamingOptions(o));
     assert.deepEqual(check({ storeType: 'SQL' }), [
-      'sql: --sql_driver (postgres) and --sql_source are required for the SQL store',
+      'sql: --sql_driver (postgres or mysql) and --sql_source are required for the SQL store',
     ]);
-    assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'mysql', sqlSource: 'x' }), [
-      'sql: driver "mysql" is not supported (only postgres)',
+    assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'sqlite', sqlSource: 'x' }), [
+      'sql: driver "sqlite" is not supported (postgres or mysql)',
     ]);
+    assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'mysql', sqlSource: 'x' }), []);
     assert.deepEqual(check({ ftGroup: 'g' }), ['ft: only FILE or SQL stores supported in FT mode']);
     assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'postgres', sqlSource: 'x' }), []);
   });
