@@ -76,6 +76,11 @@ const TABLES: Record<SqlDriver, readonly (readonly [string, string])[]> = {
   ],
 };
 
+/** The statements that create the reference's tables (for tools and tests). */
+export function schemaStatements(driver: SqlDriver): string[] {
+  return TABLES[driver].map(([, ddl]) => ddl);
+}
+
 /** The tables of the current schema (the database's own, lower case). */
 async function tablesOf(db: SqlDb): Promise<Set<string>> {
   const schema = db.driver === 'postgres' ? 'current_schema()' : 'DATABASE()';
