@@ -42,7 +42,12 @@ function referenceMember(driver: SqlDriver, source: string): StartMember {
       'Starting in standby mode',
     );
     track(ref);
-    return { child: ref.child, http: `http://127.0.0.1:${http}`, log: ref.log, stop: ref.stop };
+    return {
+      child: ref.child,
+      http: `http://127.0.0.1:${http}`,
+      log: () => ref.log(),
+      stop: () => ref.stop(),
+    };
   };
 }
 
