@@ -7,6 +7,20 @@
 /** The two drivers of the reference (`--sql_driver`). */
 export type SqlDriver = 'postgres' | 'mysql';
 
+/**
+ * A statement: SQL text, or text with parameters (`$1`... for PostgreSQL), for bulk
+ * bytes that are best sent as they are rather than as hex digits.
+ */
+export type Statement = string | { readonly text: string; readonly values: readonly unknown[] };
+
+/** A message to insert into Messages. */
+export interface MessageRow {
+  readonly seq: number;
+  /** Unix ns as decimal text. */
+  readonly timestamp: string;
+  readonly data: Uint8Array;
+}
+
 /** A row as an array of column values (numbers, bigint columns as decimal text, Buffers). */
 export type Row = readonly unknown[];
 
@@ -22,6 +36,8 @@ export interface SqlDialect {
   ignoreDuplicate(firstKey: string): string;
   /** Subscriptions rows (`(id, subid, proto)` tuples): inserted, or their proto replaced. */
   upsertSubs(tuples: readonly string[]): string;
+  /** Inserts Messages rows of one channel (rows already there are left as they are). */
+  insertMessages(channelId: number, rows: readonly MessageRow[]): Statement[];
   /** Subscriptions.lastsent of several rows (`[channel, subid, lastSent]`). */
   updateLastSent(rows: readonly (readonly [number, number, number])[]): string[];
 }
@@ -42,7 +58,7 @@ export interface SqlDb {
    * throws LockLostError): a server that lost the lock writes nothing, and no one can
    * take the lock while the transaction runs.
    */
-  write(statements: readonly string[], fence?: string): Promise<void>;
+  write(statements: readonly Statement[], fence?: string): Promise<void>;
   /** A read on the read connections. */
   read(sql: string): Promise<Row[]>;
   /** A transaction on the lock's own connection: `q` runs one statement in it. */

@@ -1,7 +1,28 @@
 // The SQL literals and statement forms of each database (see SqlDialect), apart
 // from the client libraries so that the store can write SQL before it connects.
-import type { SqlDialect, SqlDriver } from './db.js';
-import { hex } from './literal.js';
+import type { MessageRow, SqlDialect, SqlDriver, Statement } from './db.js';
+import { hex, int } from './literal.js';
+
+/** Bytes of messages in one INSERT at most. */
+const INSERT_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Rows cut where their bytes reach `max`. */
+function chunks(rows: readonly MessageRow[], max: number): MessageRow[][] {
+  const out: MessageRow[][] = [];
+  let cur: MessageRow[] = [];
+  let bytes = 0;
+  for (const r of rows) {
+    cur.push(r);
+    bytes += r.data.length;
+    if (bytes >= max) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
 
 export const postgresDialect: SqlDialect = {
   // E'...' (escape syntax) means the same whatever standard_conforming_strings says.
@@ -15,6 +36,35 @@ export const postgresDialect: SqlDialect = {
   },
   rowColumn: 'row',
   ignoreDuplicate: () => 'ON CONFLICT DO NOTHING',
+  // The messages' bytes as one binary parameter (pg sends a Buffer as it is), cut
+  // into rows by offsets: as hex literals they cost twice the bytes and their parsing.
+  insertMessages(channelId, rows) {
+    return chunks(rows, INSERT_MAX_BYTES).map((part): Statement => {
+      const offsets: number[] = [];
+      const sizes: number[] = [];
+      let at = 1;
+      for (const r of part) {
+        offsets.push(at);
+        sizes.push(r.data.length);
+        at += r.data.length;
+      }
+      return {
+        text:
+          'INSERT INTO Messages (id, seq, timestamp, size, data)' +
+          ' SELECT $1::int, u.s, u.t, u.z, substring($6::bytea FROM u.o FOR u.z)' +
+          ' FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[]) AS u(s, t, z, o)' +
+          ' ON CONFLICT DO NOTHING',
+        values: [
+          channelId,
+          `{${part.map((r) => int(r.seq)).join(',')}}`,
+          `{${part.map((r) => r.timestamp).join(',')}}`,
+          `{${sizes.join(',')}}`,
+          `{${offsets.join(',')}}`,
+          Buffer.concat(part.map((r) => r.data)),
+        ],
+      };
+    });
+  },
   upsertSubs(tuples) {
     return (
       `INSERT INTO Subscriptions (id, subid, proto) VALUES ${tuples.join(',')}` +
@@ -40,6 +90,18 @@ export const mysqlDialect: SqlDialect = {
   bytes: (value) => (value === null ? 'NULL' : `X'${hex(value)}'`),
   rowColumn: '`row`',
   ignoreDuplicate: (firstKey) => `ON DUPLICATE KEY UPDATE ${firstKey} = ${firstKey}`,
+  insertMessages(channelId, rows) {
+    return chunks(rows, INSERT_MAX_BYTES).map(
+      (part) =>
+        'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ' +
+        part
+          .map(
+            (r) => `(${channelId},${int(r.seq)},${r.timestamp},${r.data.length},X'${hex(r.data)}')`,
+          )
+          .join(',') +
+        ' ON DUPLICATE KEY UPDATE seq = seq',
+    );
+  },
   upsertSubs(tuples) {
     return (
       `INSERT INTO Subscriptions (id, subid, proto) VALUES ${tuples.join(',')}` +

@@ -14,7 +14,7 @@ import { StoreError } from '../errors.js';
 import type { ChannelLimits } from '../limits.js';
 import { MsgStoreBase } from '../msg-store-base.js';
 import type { StoredMsg } from '../types.js';
-import type { SqlDialect } from './db.js';
+import type { MessageRow, SqlDialect, Statement } from './db.js';
 import { int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
@@ -23,8 +23,6 @@ const RECENT_MAX = 4096;
 const RECENT_MAX_BYTES = 4 * 1024 * 1024;
 /** Sequences fetched by one read. */
 const READ_AHEAD = 512;
-/** Characters of one INSERT statement at most (many rows, bounded text). */
-const INSERT_MAX_CHARS = 1024 * 1024;
 /** Read-ahead cache entries per channel before it is cleared. */
 const CACHE_MAX = 4 * READ_AHEAD;
 
@@ -50,7 +48,7 @@ export interface FetchedMsg {
 
 /** This channel's messages part of a batch. */
 export interface MsgChanges {
-  readonly statements: string[];
+  readonly statements: Statement[];
   /** The highest sequence the batch writes: committed once it commits. */
   readonly upTo: number;
 }
@@ -151,7 +149,7 @@ export class SqlMsgStore extends MsgStoreBase {
   /** Takes the changes since the last call, as SQL. */
   takeChanges(): MsgChanges {
     const id = this.channelId;
-    const out: string[] = [];
+    const out: Statement[] = [];
     const d = this.ctx.dialect;
     if (this.emptied) {
       out.push(`DELETE FROM Messages WHERE id = ${id}`);
@@ -159,25 +157,16 @@ export class SqlMsgStore extends MsgStoreBase {
       this.writtenFirst = 0;
     }
     // Messages already dropped by limits are not written at all.
-    let seq = Math.max(this.taken + 1, this.first);
-    const head = 'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ';
-    const tail = ` ${d.ignoreDuplicate('seq')}`;
-    let rows: string[] = [];
-    let chars = 0;
-    while (this.total > 0 && seq <= this.last) {
+    const rows: MessageRow[] = [];
+    for (
+      let seq = Math.max(this.taken + 1, this.first);
+      this.total > 0 && seq <= this.last;
+      seq++
+    ) {
       const m = this.recent.get(seq)!;
-      const row =
-        `(${id},${int(seq)},${long(m.timestamp)},${m.encoded.length},` + `${d.bytes(m.encoded)})`;
-      rows.push(row);
-      chars += row.length + 1;
-      if (chars >= INSERT_MAX_CHARS) {
-        out.push(head + rows.join(',') + tail);
-        rows = [];
-        chars = 0;
-      }
-      seq++;
+      rows.push({ seq, timestamp: long(m.timestamp), data: m.encoded });
     }
-    if (rows.length > 0) out.push(head + rows.join(',') + tail);
+    if (rows.length > 0) out.push(...d.insertMessages(id, rows));
     this.taken = this.last;
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
       out.push(`DELETE FROM Messages WHERE id = ${id} AND seq < ${int(this.first)}`);

@@ -89,10 +89,12 @@ export function openMysql(options: SqlDbOptions): SqlDb {
         }
         const head = fence === undefined ? [] : ['SELECT id FROM StoreLock LOCK IN SHARE MODE'];
         const tail = fence === undefined ? ['COMMIT'] : [];
-        const chunks = chunkStatements(
-          ['START TRANSACTION', ...head, ...statements, ...tail],
-          maxText,
-        );
+        // The MySQL dialect writes literals only (mysql2 would inline parameters anyway).
+        const texts = statements.map((st) => {
+          if (typeof st !== 'string') throw new Error('sql: parameters in a MySQL batch');
+          return st;
+        });
+        const chunks = chunkStatements(['START TRANSACTION', ...head, ...texts, ...tail], maxText);
         let owner = '';
         for (let i = 0; i < chunks.length; i++) {
           const [res] = await conn.query({ sql: chunks[i]!, rowsAsArray: true });

@@ -79,22 +79,44 @@ export function openPostgres(options: SqlDbOptions): SqlDb {
     driver: 'postgres',
     dialect: postgresDialect,
     async write(statements, fence) {
-      if (fence === undefined) {
+      if (fence === undefined && statements.every((st) => typeof st === 'string')) {
+        // One text: PostgreSQL runs it as one implicit transaction.
         await writePool.query(statements.join(';\n'));
         return;
       }
+      // Statements with parameters take a round trip each (the extended protocol):
+      // the texts between them go together, all in one explicit transaction.
       const client = await writePool.connect();
       let broken = false;
       try {
-        const results = (await client.query(
-          ['BEGIN', 'SELECT id FROM StoreLock FOR SHARE', ...statements].join(';\n'),
-        )) as unknown as pg.QueryResult<{ id: string }>[];
-        const owner = results[1]?.rows[0]?.id ?? '';
-        if (owner !== fence) {
-          await client.query('ROLLBACK');
-          throw new LockLostError(owner);
+        let texts: string[] = ['BEGIN'];
+        if (fence !== undefined) texts.push('SELECT id FROM StoreLock FOR SHARE');
+        let first = true;
+        const flushTexts = async (): Promise<void> => {
+          if (texts.length === 0) return;
+          const res = (await client.query(texts.join(';\n'))) as unknown as
+            pg.QueryResult<{ id: string }>[] | pg.QueryResult<{ id: string }>;
+          texts = [];
+          if (first && fence !== undefined) {
+            const owner = Array.isArray(res) ? (res[1]?.rows[0]?.id ?? '') : '';
+            if (owner !== fence) {
+              await client.query('ROLLBACK');
+              throw new LockLostError(owner);
+            }
+          }
+          first = false;
+        };
+        if (fence !== undefined) await flushTexts();
+        for (const st of statements) {
+          if (typeof st === 'string') {
+            texts.push(st);
+            continue;
+          }
+          await flushTexts();
+          await client.query(st.text, [...st.values]);
         }
-        await client.query('COMMIT');
+        texts.push('COMMIT');
+        await flushTexts();
       } catch (err) {
         if (!(err instanceof LockLostError)) {
           broken = true;

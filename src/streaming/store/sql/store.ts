@@ -28,7 +28,14 @@ import type {
   StoreHooks,
 } from '../types.js';
 import { SqlChannel } from './channel.js';
-import { LockLostError, openDb, type SqlDb, type SqlDialect, type SqlDriver } from './db.js';
+import {
+  LockLostError,
+  openDb,
+  type SqlDb,
+  type SqlDialect,
+  type SqlDriver,
+  type Statement,
+} from './db.js';
 import { dialectOf } from './dialect.js';
 import { buf, int, long, num } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
@@ -316,7 +323,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     return db;
   }
 
-  private async exec(statements: string[]): Promise<void> {
+  private async exec(statements: Statement[]): Promise<void> {
     const db = await this.ensureReady();
     try {
       // Fencing: a server of a fault-tolerance group writes only while it holds the lock.
@@ -331,7 +338,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
 
   // Everything written since the last seal, as one transaction's statements.
   private seal(): Sealed | undefined {
-    const out = this.ordered;
+    const out: Statement[] = this.ordered;
     this.ordered = [];
     const d = this.dialect;
     if (this.clientChanges.size > 0) {
