@@ -7,6 +7,8 @@ import { parseCommandLine } from '../../src/config/flags.js';
 import { applyConfig } from '../../src/config/load.js';
 import { resolveStreamingSettings } from '../../src/streaming/config.js';
 import { resolveStreamingOptions, validateStreamingOptions } from '../../src/streaming/options.js';
+import { mysqlConfig } from '../../src/streaming/store/sql/mysql.js';
+import { postgresConfig } from '../../src/streaming/store/sql/postgres.js';
 
 describe('SQL and fault-tolerance settings', () => {
   it('flags: --sql_no_caching and --sql_max_open_conns', () => {
@@ -91,5 +93,31 @@ describe('SQL and fault-tolerance settings', () => {
     assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'mysql', sqlSource: 'x' }), []);
     assert.deepEqual(check({ ftGroup: 'g' }), ['ft: only FILE or SQL stores supported in FT mode']);
     assert.deepEqual(check({ storeType: 'SQL', sqlDriver: 'postgres', sqlSource: 'x' }), []);
+  });
+
+  it("--sql_source as the reference's drivers take it (lib/pq, go-sql-driver)", () => {
+    assert.deepEqual(postgresConfig('postgres://u:p@db:5433/stan?sslmode=disable'), {
+      connectionString: 'postgres://u:p@db:5433/stan?sslmode=disable',
+    });
+    assert.deepEqual(
+      postgresConfig("host=db port=5433 dbname=stan user=u password='p \\'w' sslmode=disable"),
+      { host: 'db', port: 5433, database: 'stan', user: 'u', password: "p 'w", ssl: false },
+    );
+    assert.throws(() => postgresConfig('host=db nonsense'), /invalid PostgreSQL source/);
+    assert.deepEqual(mysqlConfig('u:p@ss@tcp(db:3307)/stan?parseTime=true'), {
+      database: 'stan',
+      user: 'u',
+      password: 'p@ss',
+      host: 'db',
+      port: 3307,
+    });
+    assert.deepEqual(mysqlConfig('root@unix(/run/mysqld/mysqld.sock)/stan'), {
+      database: 'stan',
+      user: 'root',
+      socketPath: '/run/mysqld/mysqld.sock',
+    });
+    assert.deepEqual(mysqlConfig('/stan'), { database: 'stan', host: '127.0.0.1', port: 3306 });
+    assert.deepEqual(mysqlConfig('mysql://u@db/stan'), { uri: 'mysql://u@db/stan' });
+    assert.throws(() => mysqlConfig('u@udp(db)/stan'), /unsupported MySQL network/);
   });
 });

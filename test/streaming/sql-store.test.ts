@@ -3,19 +3,23 @@
 // MariaDB (test/helpers/mariadb.ts); one new database per store.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/streaming/store/index.js';
+import { nowNanos } from '../../src/streaming/protocol/index.js';
+import { makeStoredMsg, type Store } from '../../src/streaming/store/index.js';
 import { SqlStore, type SqlDriver } from '../../src/streaming/store/sql/index.js';
 import { skipWithoutMariaDb, testMariaDb } from '../helpers/mariadb.js';
 import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
 import { storeConformanceSuite, type StoreOpenOptions } from './store-suite.js';
+import { queryDb } from './sql-databases.js';
 import { msg, sub } from './store-fixtures.js';
 
 const opened = new WeakMap<Store, { url: string; options: StoreOpenOptions }>();
 
 for (const driver of ['postgres', 'mysql'] as const) {
   const skip = driver === 'postgres' ? await skipWithoutPostgres() : await skipWithoutMariaDb();
-  driverTests(driver, skip);
+  driverTests(driver, skip, false);
 }
+// --sql_no_caching changes how pending sequences are written: the suite again.
+driverTests('postgres', await skipWithoutPostgres(), true);
 
 async function newDatabase(driver: SqlDriver): Promise<string> {
   if (driver === 'postgres') {
@@ -28,10 +32,12 @@ async function newDatabase(driver: SqlDriver): Promise<string> {
   return dbOrReason.createDatabase();
 }
 
-function driverTests(driver: SqlDriver, skip: string | false): void {
+function driverTests(driver: SqlDriver, skip: string | false, noCaching: boolean): void {
+  const mode = noCaching ? `${driver}, no caching` : driver;
   function openAt(url: string, options: StoreOpenOptions): Store {
     const store = new SqlStore({
       driver,
+      noCaching,
       source: url,
       ...options.hooks,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
@@ -42,7 +48,7 @@ function driverTests(driver: SqlDriver, skip: string | false): void {
 
   if (skip === false) {
     storeConformanceSuite({
-      name: `sql (${driver})`,
+      name: `sql (${mode})`,
       type: 'SQL',
       mustSurviveRestart: true,
       storeWideSubIds: true,
@@ -54,7 +60,7 @@ function driverTests(driver: SqlDriver, skip: string | false): void {
       },
     });
   } else {
-    it(`sql store conformance (${driver})`, { skip }, () => undefined);
+    it(`sql store conformance (${mode})`, { skip }, () => undefined);
   }
 
   it(
@@ -97,7 +103,7 @@ function driverTests(driver: SqlDriver, skip: string | false): void {
   );
 
   it(
-    `sql store (${driver}): old messages are read back from the database, with read-ahead`,
+    `sql store (${mode}): old messages are read back from the database, with read-ahead`,
     { skip },
     async () => {
       const store = openAt(await newDatabase(driver), {});
@@ -125,7 +131,7 @@ function driverTests(driver: SqlDriver, skip: string | false): void {
   );
 
   it(
-    `sql store (${driver}): messages dropped by limits across batches come back from the first kept one`,
+    `sql store (${mode}): messages dropped by limits across batches come back from the first kept one`,
     { skip },
     async () => {
       const url = await newDatabase(driver);
@@ -149,6 +155,107 @@ function driverTests(driver: SqlDriver, skip: string | false): void {
         assert.equal((await again.lookup(4))?.sequence, 4);
         assert.equal((await again.lookup(13))?.sequence, 13);
         assert.equal(again.bytes, msgs.bytes);
+      } finally {
+        await (reopened ?? store).close();
+      }
+    },
+  );
+
+  it(
+    `sql store (${mode}): pending sequences are rows as the reference writes them`,
+    { skip },
+    async () => {
+      const url = await newDatabase(driver);
+      const store = openAt(url, {});
+      let reopened: Store | undefined;
+      try {
+        const foo = store.createChannel('foo');
+        for (let seq = 1; seq <= 4; seq++) foo.msgs.store(msg('foo', seq));
+        const s = foo.subs.create(sub({ durableName: 'd', isDurable: true }));
+        for (const seq of [1, 2, 3, 4]) foo.subs.addPending(s.id, seq);
+        foo.subs.ack(s.id, 2);
+        await store.close();
+        const rows = await queryDb(
+          driver,
+          url,
+          'SELECT seq, pending FROM SubsPending ORDER BY seq',
+        );
+        if (noCaching) {
+          assert.deepEqual(
+            rows.map((r) => Number(r.seq)),
+            [1, 3, 4],
+          );
+        } else {
+          // One row per batch, its sequences as a JSON list (the reference's caching rows).
+          assert.deepEqual(
+            rows.map((r) => Number(r.seq)),
+            [0],
+          );
+          assert.equal(String(rows[0]!.pending), '[1,3,4]');
+        }
+        reopened = openAt(url, {});
+        await reopened.recover();
+        const again = reopened.lookupChannel('foo')!;
+        assert.deepEqual([...again.subs.get(s.id)!.pending].sort(), [1, 3, 4]);
+        // An ack rewrites (or deletes) the row it is in.
+        again.subs.ack(s.id, 3);
+        await reopened.close();
+        const left = await queryDb(
+          driver,
+          url,
+          'SELECT seq, pending FROM SubsPending ORDER BY seq',
+        );
+        if (noCaching)
+          assert.deepEqual(
+            left.map((r) => Number(r.seq)),
+            [1, 4],
+          );
+        else assert.equal(String(left[0]!.pending), '[1,4]');
+      } finally {
+        await (reopened ?? store).close();
+      }
+    },
+  );
+
+  it(`sql store (${mode}): refuses a database of the former wb_* schema`, { skip }, async () => {
+    const url = await newDatabase(driver);
+    await queryDb(driver, url, 'CREATE TABLE wb_schema_version (version integer NOT NULL)');
+    const store = openAt(url, {});
+    try {
+      await assert.rejects(store.recover(), /tables of an older wirebus \(wb_\*\)/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it(
+    `sql store (${mode}): large messages (sent as bytes, not literals) come back whole`,
+    { skip },
+    async () => {
+      const url = await newDatabase(driver);
+      const store = openAt(url, {});
+      let reopened: Store | undefined;
+      const body = (seq: number): Buffer => {
+        const b = Buffer.alloc(900 + (seq % 50));
+        for (let i = 0; i < b.length; i++) b[i] = (seq * 7 + i * 13) & 0xff;
+        return b;
+      };
+      try {
+        const { msgs } = store.createChannel('big');
+        // 300 rows: prepared statements of 128, 128, 32, 8 and 4 rows on MySQL.
+        for (let seq = 1; seq <= 300; seq++) {
+          msgs.store(makeStoredMsg(seq, nowNanos(), 'big', '', body(seq)));
+        }
+        await store.close();
+        reopened = openAt(url, {});
+        await reopened.recover();
+        const again = reopened.lookupChannel('big')!.msgs;
+        assert.equal(again.count, 300);
+        for (let seq = 1; seq <= 300; seq++) {
+          const m = await again.lookup(seq);
+          const want = makeStoredMsg(seq, m!.timestamp, 'big', '', body(seq));
+          assert.deepEqual(Buffer.from(m!.encoded), Buffer.from(want.encoded), `message ${seq}`);
+        }
       } finally {
         await (reopened ?? store).close();
       }

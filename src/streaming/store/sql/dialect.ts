@@ -3,8 +3,19 @@
 import type { MessageRow, SqlDialect, SqlDriver, Statement } from './db.js';
 import { hex, int } from './literal.js';
 
+/** Average message size from which PostgreSQL gets the bytes as a binary parameter. */
+const BINARY_FROM_BYTES = 512;
+
+/** Rows of one prepared MySQL INSERT at most (a power of two). */
+const MYSQL_ROWS_MAX = 128;
+
 /** Bytes of messages in one INSERT at most. */
 const INSERT_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A bytea literal: E'\\x...' is the text \x..., bytea's hex input form. */
+function pgBytes(value: Uint8Array): string {
+  return `E'\\\\x${hex(value)}'`;
+}
 
 /** Rows cut where their bytes reach `max`. */
 function chunks(rows: readonly MessageRow[], max: number): MessageRow[][] {
@@ -30,16 +41,29 @@ export const postgresDialect: SqlDialect = {
     if (value.includes('\0')) throw new Error('a NUL character cannot be stored in PostgreSQL');
     return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
   },
-  // E'\\x...' is the text \x..., bytea's hex input form.
-  bytes(value) {
-    return value === null ? 'NULL' : `E'\\\\x${hex(value)}'`;
-  },
+  bytes: (value) => (value === null ? 'NULL' : pgBytes(value)),
   rowColumn: 'row',
   ignoreDuplicate: () => 'ON CONFLICT DO NOTHING',
-  // The messages' bytes as one binary parameter (pg sends a Buffer as it is), cut
-  // into rows by offsets: as hex literals they cost twice the bytes and their parsing.
+  // Large messages: their bytes as one binary parameter (pg sends a Buffer as it
+  // is), cut into rows by offsets; as hex literals they would cost twice the bytes
+  // and their parsing. Small ones: a VALUES list of literals, which keeps the batch
+  // one text and one round trip (a parameter takes a round trip of its own).
   insertMessages(channelId, rows) {
     return chunks(rows, INSERT_MAX_BYTES).map((part): Statement => {
+      let bytes = 0;
+      for (const r of part) bytes += r.data.length;
+      if (bytes < BINARY_FROM_BYTES * part.length) {
+        return (
+          'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ' +
+          part
+            .map(
+              (r) =>
+                `(${channelId},${int(r.seq)},${r.timestamp},${r.data.length},${pgBytes(r.data)})`,
+            )
+            .join(',') +
+          ' ON CONFLICT DO NOTHING'
+        );
+      }
       const offsets: number[] = [];
       const sizes: number[] = [];
       let at = 1;
@@ -90,17 +114,47 @@ export const mysqlDialect: SqlDialect = {
   bytes: (value) => (value === null ? 'NULL' : `X'${hex(value)}'`),
   rowColumn: '`row`',
   ignoreDuplicate: (firstKey) => `ON DUPLICATE KEY UPDATE ${firstKey} = ${firstKey}`,
+  // Small messages: a VALUES list of hex literals, which keeps the batch one text and
+  // one round trip. Large ones: prepared statements, where mysql2 sends the bytes as
+  // they are (hex doubles them and MySQL parses every digit). Statements hold 2^k rows,
+  // so that a few prepared statements serve every batch.
   insertMessages(channelId, rows) {
-    return chunks(rows, INSERT_MAX_BYTES).map(
-      (part) =>
-        'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ' +
-        part
-          .map(
-            (r) => `(${channelId},${int(r.seq)},${r.timestamp},${r.data.length},X'${hex(r.data)}')`,
-          )
-          .join(',') +
-        ' ON DUPLICATE KEY UPDATE seq = seq',
-    );
+    const out: Statement[] = [];
+    for (const part of chunks(rows, INSERT_MAX_BYTES)) {
+      let bytes = 0;
+      for (const r of part) bytes += r.data.length;
+      if (bytes < BINARY_FROM_BYTES * part.length) {
+        out.push(
+          'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ' +
+            part
+              .map(
+                (r) =>
+                  `(${channelId},${int(r.seq)},${r.timestamp},${r.data.length},X'${hex(r.data)}')`,
+              )
+              .join(',') +
+            ' ON DUPLICATE KEY UPDATE seq = seq',
+        );
+        continue;
+      }
+      let at = 0;
+      while (at < part.length) {
+        let n = MYSQL_ROWS_MAX;
+        while (n > part.length - at) n >>= 1;
+        const values: unknown[] = [];
+        for (const r of part.slice(at, at + n)) {
+          values.push(channelId, r.seq, r.timestamp, r.data.length, r.data);
+        }
+        out.push({
+          text:
+            'INSERT INTO Messages (id, seq, timestamp, size, data) VALUES ' +
+            Array.from({ length: n }, () => '(?,?,?,?,?)').join(',') +
+            ' ON DUPLICATE KEY UPDATE seq = seq',
+          values,
+        });
+        at += n;
+      }
+    }
+    return out;
   },
   upsertSubs(tuples) {
     return (

@@ -87,30 +87,37 @@ export function openMysql(options: SqlDbOptions): SqlDb {
           // Room for the protocol's own bytes; never more than 16 MB per round trip.
           maxText = Math.min(Number(rows(r)[0]?.[0] ?? 4 << 20) - 4096, 16 << 20);
         }
-        const head = fence === undefined ? [] : ['SELECT id FROM StoreLock LOCK IN SHARE MODE'];
-        const tail = fence === undefined ? ['COMMIT'] : [];
-        // The MySQL dialect writes literals only (mysql2 would inline parameters anyway).
-        const texts = statements.map((st) => {
-          if (typeof st !== 'string') throw new Error('sql: parameters in a MySQL batch');
-          return st;
-        });
-        const chunks = chunkStatements(['START TRANSACTION', ...head, ...texts, ...tail], maxText);
-        let owner = '';
-        for (let i = 0; i < chunks.length; i++) {
-          const [res] = await conn.query({ sql: chunks[i]!, rowsAsArray: true });
-          if (i === 0 && fence !== undefined) {
-            // Results of START TRANSACTION, then of the SELECT.
-            const sel = Array.isArray(res) ? (res as unknown[])[1] : undefined;
-            owner = str(rows(sel)[0]?.[0]);
+        // Texts go together (as few round trips as the packet size allows); a
+        // prepared statement (large messages) takes a round trip of its own.
+        let texts: string[] = ['START TRANSACTION'];
+        if (fence !== undefined) texts.push('SELECT id FROM StoreLock LOCK IN SHARE MODE');
+        let first = true;
+        const flushTexts = async (): Promise<void> => {
+          for (const chunk of chunkStatements(texts, maxText)) {
+            const [res] = await conn.query({ sql: chunk, rowsAsArray: true });
+            if (first && fence !== undefined) {
+              // Results of START TRANSACTION, then of the SELECT.
+              const sel = Array.isArray(res) ? (res as unknown[])[1] : undefined;
+              const owner = str(rows(sel)[0]?.[0]);
+              if (owner !== fence) {
+                await conn.query('ROLLBACK');
+                throw new LockLostError(owner);
+              }
+            }
+            first = false;
           }
-        }
-        if (fence !== undefined) {
-          if (owner !== fence) {
-            await conn.query('ROLLBACK');
-            throw new LockLostError(owner);
+          texts = [];
+        };
+        for (const st of statements) {
+          if (typeof st === 'string') {
+            texts.push(st);
+            continue;
           }
-          await conn.query('COMMIT');
+          await flushTexts();
+          await conn.execute(st.text, [...st.values] as mysql.ExecuteValues);
         }
+        texts.push('COMMIT');
+        await flushTexts();
       } catch (err) {
         if (!(err instanceof LockLostError)) {
           broken = true;
