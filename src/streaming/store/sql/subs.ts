@@ -10,9 +10,11 @@
 // - SubsPending(subid, row, seq, lastsent, pending, acks): the sequences sent and not
 //   acked. By default (the reference's caching mode) one row per subscription and
 //   batch, its `pending` a JSON list of sequences; with `--sql_no_caching` one row per
-//   sequence (`seq`). An ack rewrites the JSON row without the sequence (and deletes
-//   it once empty) or deletes the sequence's own row. Rows the reference left with
-//   `acks` lists are rewritten once after recovery into rows of our kind.
+//   sequence (`seq`). Acks delete a sequence's own row; a JSON row is deleted once
+//   all its sequences are acked, and rewritten without the acked ones once half of
+//   them are (so a slow subscriber's rows cost O(n) writes, not one per ack: after a
+//   crash, sequences acked since the last rewrite come again, at-least-once). Rows
+//   the reference left with `acks` lists are rewritten once after recovery.
 //
 // Delivery state is written lazily, and consistently: a sequence sent is written
 // only if it is still unacked ACK_WINDOW_MS later (a healthy subscriber acks long
@@ -34,6 +36,8 @@ export const ACK_WINDOW_MS = 100;
 interface ListRow {
   readonly id: number;
   readonly seqs: Set<number>;
+  /** Sequences in the list as written. */
+  written: number;
 }
 
 interface Entry extends SubEntry {
@@ -191,8 +195,9 @@ export class SqlSubStore extends SubStoreBase<Entry> {
           continue;
         }
         let row = lists.get(rowId);
-        if (row === undefined) lists.set(rowId, (row = { id: rowId, seqs: new Set() }));
+        if (row === undefined) lists.set(rowId, (row = { id: rowId, seqs: new Set(), written: 0 }));
         row.seqs.add(seq);
+        row.written++;
         e.rows.set(seq, row);
       }
     }
@@ -240,7 +245,7 @@ export class SqlSubStore extends SubStoreBase<Entry> {
             e.rows.set(seq, null);
           }
         } else {
-          const row: ListRow = { id: ++this.curRow, seqs: new Set(due) };
+          const row: ListRow = { id: ++this.curRow, seqs: new Set(due), written: due.length };
           for (const seq of due) e.rows.set(seq, row);
           listRows.push(`(${id},${row.id},${int(lastSent)},${d.bytes(encodeSeqs(due))})`);
         }
@@ -260,14 +265,19 @@ export class SqlSubStore extends SubStoreBase<Entry> {
       this.delPairs = [];
     }
     for (const [row, subId] of this.dirtyRows) {
-      out.push(
-        row.seqs.size === 0
-          ? `DELETE FROM SubsPending WHERE subid = ${subId} AND ${r} = ${row.id}`
-          : `UPDATE SubsPending SET pending = ${d.bytes(encodeSeqs(row.seqs))}` +
-              ` WHERE subid = ${subId} AND ${r} = ${row.id}`,
-      );
+      if (row.seqs.size === 0) {
+        out.push(`DELETE FROM SubsPending WHERE subid = ${subId} AND ${r} = ${row.id}`);
+      } else if (all || row.seqs.size * 2 <= row.written) {
+        out.push(
+          `UPDATE SubsPending SET pending = ${d.bytes(encodeSeqs(row.seqs))}` +
+            ` WHERE subid = ${subId} AND ${r} = ${row.id}`,
+        );
+        row.written = row.seqs.size;
+      } else {
+        continue;
+      }
+      this.dirtyRows.delete(row);
     }
-    this.dirtyRows.clear();
     if (ownRows.length > 0) {
       out.push(
         `INSERT INTO SubsPending (subid, ${r}, seq) VALUES ${ownRows.join(',')}` +
