@@ -4,10 +4,10 @@
 // the other. The reference asks its users to run the script first; wirebus creates
 // whatever table is missing itself, with the same definitions.
 //
-// wirebus's former schema (tables wb_*, one row per block of messages) is gone: a
-// database that holds it is refused with a message saying how to move it (it was
-// measured no faster on the reference's tables once batches write multi-row
-// INSERTs: see bench/RESULTS.md).
+// wirebus's former schema (tables wb_*, one row per block of messages) is gone: it
+// was faster only for small messages published with no subscriber, slower otherwise
+// (bench/RESULTS.md), not enough to keep a second schema. A database that holds it
+// is refused with a message saying so.
 import type { Row, SqlDb, SqlDriver } from './db.js';
 
 /** ServerInfo.version: the reference's sqlVersion. */
