@@ -12,9 +12,9 @@
 // npm packages stay outside (they load from node_modules as before; the native
 // bcrypt addon must), and so do node: built-ins.
 //
-// Source files that find their neighbours through `import.meta.url` keep doing so:
-// each mention is rewritten to the URL the file has under dist/src, which ships
-// beside the bundle.
+// Source files that find their neighbours through `import.meta.url` (or `.dirname`,
+// `.filename`) keep doing so: each mention is rewritten to the file's own under
+// dist/src, which ships beside the bundle.
 
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
@@ -36,18 +36,32 @@ const CJS_BANNER =
   `const ${CJS_URL_OF} = (rel) => ` +
   'require("node:url").pathToFileURL(require("node:path").join(__dirname, rel)).href;';
 
-/** Rewrites `import.meta.url` in each input to that input's own URL under dist/src. */
-function ownImportMetaUrl(format) {
+/**
+ * Rewrites `import.meta.url`, `.filename` and `.dirname` in each input to those of
+ * that input under dist/src.
+ */
+function ownImportMeta(format) {
   return {
-    name: 'own-import-meta-url',
+    name: 'own-import-meta',
     setup(b) {
       b.onLoad({ filter: /\.js$/ }, async (args) => {
         const source = await readFile(args.path, 'utf8');
-        if (!source.includes('import.meta.url')) return undefined;
-        const rel = JSON.stringify(relative(outdir, resolve(args.path)).split('\\').join('/'));
-        const own =
-          format === 'esm' ? `new URL(${rel}, import.meta.url).href` : `${CJS_URL_OF}(${rel})`;
-        return { contents: source.replaceAll('import.meta.url', own), loader: 'js' };
+        if (!/import\.meta\.(url|filename|dirname)/.test(source)) return undefined;
+        const rel = relative(outdir, resolve(args.path)).split('\\').join('/');
+        const base = format === 'esm' ? 'import.meta.dirname' : '__dirname';
+        const own = {
+          url:
+            format === 'esm'
+              ? `new URL(${JSON.stringify(rel)}, import.meta.url).href`
+              : `${CJS_URL_OF}(${JSON.stringify(rel)})`,
+          filename: `(${base} + ${JSON.stringify('/' + rel)})`,
+          dirname: `(${base} + ${JSON.stringify('/' + dirname(rel))})`,
+        };
+        const contents = source.replace(
+          /import\.meta\.(url|filename|dirname)/g,
+          (_, key) => own[key],
+        );
+        return { contents, loader: 'js' };
       });
     },
   };
@@ -70,7 +84,7 @@ await build({
   entryPoints: { index: 'dist/src/index.js' },
   splitting: true,
   format: 'esm',
-  plugins: [ownImportMetaUrl('esm')],
+  plugins: [ownImportMeta('esm')],
 });
 await build({
   ...common,
@@ -78,7 +92,7 @@ await build({
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
   banner: { js: CJS_BANNER },
-  plugins: [ownImportMetaUrl('cjs')],
+  plugins: [ownImportMeta('cjs')],
 });
 
 // The code cache only speeds start-up: without it the command still runs.
