@@ -158,6 +158,7 @@ interface Row {
   ready: number[];
   cpu: number[];
   burst: number[];
+  burstCpu: number[];
   rss: number[];
 }
 
@@ -167,6 +168,7 @@ async function measureSpawns(list: Target[], monitoring: boolean): Promise<Row[]
     ready: [],
     cpu: [],
     burst: [],
+    burstCpu: [],
     rss: [],
   }));
   for (let r = 0; r < rounds; r++) {
@@ -189,6 +191,8 @@ async function measureSpawns(list: Target[], monitoring: boolean): Promise<Row[]
       const all = Array.from({ length: burstSize }, () => start(list[i]!, monitoring));
       const times = await Promise.all(all.map((s) => s.readyMs));
       rows[i]!.burst.push(Math.max(...times));
+      const cpus = await Promise.all(all.map((s) => s.cpuMs));
+      rows[i]!.burstCpu.push(cpus.reduce((a, b) => a + b, 0));
       await Promise.all(all.map((s) => stop(s.child)));
       await sleep(200);
     }
@@ -209,14 +213,16 @@ function printRows(title: string, rows: Row[]): void {
   console.log(`\n${title}\n`);
   console.log(
     `| | spawn to "Server is ready" (median) | CPU used by then (median) | ` +
-      `${burstSize} spawned at once (slowest, median of ${bursts}) | idle RSS (median) |`,
+      `${burstSize} spawned at once (slowest, median of ${bursts}) | CPU of the ${burstSize} by then | ` +
+      `idle RSS (median) |`,
   );
-  console.log('|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   for (const row of rows) {
     const cells = [
       cell(row, (r) => median(r.ready), 'ms', 0),
       cell(row, (r) => median(r.cpu), 'ms', 0),
       cell(row, (r) => median(r.burst), 'ms', 0),
+      cell(row, (r) => median(r.burstCpu), 'ms', 0),
       cell(row, (r) => median(r.rss) / 1024, 'MiB', 1),
     ];
     console.log(`| ${row.name} | ${cells.join(' | ')} |`);

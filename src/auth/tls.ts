@@ -7,19 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import type * as Tls from 'node:tls';
 import type { Server, TLSSocket } from 'node:tls';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import type { Client } from '../server/client.js';
 
-let tlsModule: typeof Tls | null = null;
+type Tls = typeof import('node:tls');
+let tlsModule: Tls | null = null;
 
 /**
  * node:tls, loaded when a TLS layer is first built: servers without TLS do not pay
  * for it at start-up.
  */
-export function nodeTls(): typeof Tls {
-  tlsModule ??= createRequire(import.meta.url)('node:tls') as typeof Tls;
+export function nodeTls(): Tls {
+  tlsModule ??= createRequire(import.meta.url)('node:tls') as Tls;
   return tlsModule;
 }
 
