@@ -120,9 +120,14 @@ export const clusterFlagNames: ReadonlySet<string> = new Set(
 
 type Partial2 = { -readonly [K in keyof ClusteringOptions]?: ClusteringOptions[K] };
 
-function apply(out: Partial2, s: Setting, v: string | boolean | number | string[]): void {
+function apply(
+  out: Partial2,
+  s: Setting,
+  v: string | boolean | number | string[],
+  label: string,
+): void {
   if (s.ignored === true) {
-    out.ignored = [...(out.ignored ?? []), s.flag !== null ? `--${s.flag}` : s.key];
+    out.ignored = [...(out.ignored ?? []), label];
     return;
   }
   switch (s.key) {
@@ -164,7 +169,7 @@ export function clusteringFromFlags(cl: CommandLine): Partial2 | undefined {
     const v = cl.extra.get(s.flag);
     if (v === undefined) continue;
     any = true;
-    apply(out, s, s.kind === 'peers' ? splitPeers(v) : v);
+    apply(out, s, s.kind === 'peers' ? splitPeers(v) : v, `--${s.flag}`);
   }
   if (on === undefined) return any ? out : undefined;
   return on === 'true' ? out : undefined;
@@ -183,7 +188,7 @@ export function readClusterSection(map: ConfMap): Partial2 {
     const k = entry.key.toLowerCase();
     const s = settings.find((x) => x.key === k && x.key !== '');
     if (s === undefined) continue; // as the reference: unknown keys are skipped
-    apply(out, s, confValue(s, entry.value, entry.key));
+    apply(out, s, confValue(s, entry.value, entry.key), k);
   }
   return out;
 }
@@ -222,5 +227,7 @@ export function resolveClustering(given: Partial2): ClusteringOptions {
   for (const [k, v] of Object.entries(given) as [keyof ClusteringOptions, unknown][]) {
     if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
   }
+  // As the reference: the node's own ID may be in the list of peers.
+  out.peers = out.peers.filter((p) => p !== out.nodeId);
   return out;
 }

@@ -171,14 +171,23 @@ export class Lease {
 
   private extend(sentAt: number): void {
     this.validUntil = sentAt + this.timing.leaseTimeout;
+    this.watchExpiry();
+  }
+
+  // A timer may fire a little before performance.now() reaches its time: look again.
+  private watchExpiry(): void {
     if (this.expiry !== undefined) clearTimeout(this.expiry);
     this.expiry = setTimeout(
       () => {
-        if (this.leading && now() >= this.validUntil) {
+        this.expiry = undefined;
+        if (!this.leading) return;
+        if (now() >= this.validUntil) {
           this.lose(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
+        } else {
+          this.watchExpiry();
         }
       },
-      Math.max(0, this.validUntil - now()),
+      Math.max(1, Math.ceil(this.validUntil - now())),
     );
   }
 

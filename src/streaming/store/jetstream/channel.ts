@@ -120,6 +120,10 @@ export class JsChannel implements ChannelStore {
   /** performance.now() of the last acknowledgement (or of the first publish after idle). */
   progressAt = 0;
   retriedAt = 0;
+  /** A resend is under way: only the first unacknowledged message is out. */
+  retrying = false;
+  /** The first unacknowledged sequence is being read back (writer.ts). */
+  verifying = false;
   lastError = '';
   /** Flushes waiting for `acked` to reach a sequence, in sequence order. */
   waiters: { seq: number; done: () => void; fail: (err: Error) => void }[] = [];

@@ -71,17 +71,39 @@ export function decodeClient(bytes: Uint8Array): ClientRecord {
   };
 }
 
-/** A subscription with its delivery state: the record, and the sequences awaiting an ack. */
+/**
+ * A subscription with its delivery state: the record, and the sequences awaiting an
+ * ack as ranges `[[first, last], ...]` (a window of thousands in flight is a few
+ * ranges, not thousands of numbers, in a value written every 100 ms).
+ */
 export function encodeSub(record: SubRecord, pending: ReadonlySet<number>): Uint8Array {
-  return toJson({ ...record, pending: [...pending] });
+  const seqs = [...pending].sort((a, b) => a - b);
+  const ranges: [number, number][] = [];
+  for (const seq of seqs) {
+    const last = ranges[ranges.length - 1];
+    if (last !== undefined && last[1] + 1 === seq) last[1] = seq;
+    else ranges.push([seq, seq]);
+  }
+  return toJson({ ...record, pending: ranges });
+}
+
+function expandRanges(v: unknown): number[] {
+  if (!Array.isArray(v)) throw new Error('pending: not a list of ranges');
+  const out: number[] = [];
+  for (const r of v as unknown[]) {
+    if (!Array.isArray(r) || r.length !== 2) throw new Error('pending: not a range');
+    const [a, b] = r as unknown[];
+    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || (a as number) > (b as number)) {
+      throw new Error('pending: bad range');
+    }
+    for (let seq = a as number; seq <= (b as number); seq++) out.push(seq);
+  }
+  return out;
 }
 
 export function decodeSub(bytes: Uint8Array): { record: SubRecord; pending: number[] } {
   const o = parse(bytes);
-  const pending = o.pending;
-  if (!Array.isArray(pending) || !pending.every((n) => Number.isSafeInteger(n))) {
-    throw new Error('pending: not a list of sequences');
-  }
+  const pending = expandRanges(o.pending);
   return {
     record: {
       id: num(o, 'id'),
@@ -96,7 +118,7 @@ export function decodeSub(bytes: Uint8Array): { record: SubRecord; pending: numb
       isDurable: bool(o, 'isDurable'),
       isClosed: bool(o, 'isClosed'),
     },
-    pending: pending as number[],
+    pending,
   };
 }
 

@@ -16,8 +16,8 @@ import {
 
 /** Requests of the store (stream info, creates) give up after this long. */
 const API_TIMEOUT_MS = 5000;
-/** How long a Nats-Msg-Id is remembered: a publish retried after a reconnect is not stored twice. */
-const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
+/** The store sends no Nats-Msg-Id (writer.ts): the shortest deduplication window. */
+const DUPLICATE_WINDOW_NS = 1e9;
 
 export class JsEngine {
   private constructor(

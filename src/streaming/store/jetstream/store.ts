@@ -7,19 +7,18 @@
 // (follow.ts); the Leader serves from it and writes through:
 //
 // - a stored message is published at once to its channel's stream, with
-//   `Nats-Expected-Last-Sequence: seq-1` (JetStream refuses it unless it is the next
-//   one: no gap, no duplicate, no write from a deposed Leader) and `Nats-Msg-Id: seq`
-//   (a publish retried after a reconnect is acknowledged, not stored again). flush()
-//   resolves once JetStream acknowledged every message stored before the call: that
-//   is when the server sends PubAcks. Publishes not acknowledged within a second are
-//   sent again; after `failAfterMs` without progress the store fails (onFailure) and
-//   the node stops leading, for the next Leader to read what JetStream really holds.
+//   `Nats-Expected-Last-Sequence: seq-1` (writer.ts: no gap, no duplicate, no write
+//   from a deposed Leader). flush() resolves once JetStream acknowledged every
+//   message stored before the call: that is when the server sends PubAcks.
+//   Publishes not acknowledged within a second are sent again; after `failAfterMs`
+//   without progress the store fails (onFailure) and the node stops leading, for the
+//   next Leader to read what JetStream really holds.
 // - clients, channels and subscriptions (with their delivery state: last sent and
 //   pending sequences) are written to the state bucket shortly after they change,
 //   coalesced (records within 10 ms, delivery state within 100 ms). As with the SQL
 //   store, deliveries of the last moments before a failover may come again.
 // - messages dropped by the limits are purged from the stream.
-import { createInbox, headers, type KV, type Msg, type Subscription } from 'nats';
+import { createInbox, type KV, type Subscription } from 'nats';
 import { ChannelRegistry, RegistryStore } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
@@ -34,17 +33,11 @@ import type {
   StoreHooks,
 } from '../types.js';
 import { JsChannel, type ChannelSink } from './channel.js';
-import { encodeClient, encodeInfo, encodeSub, msgParts, toJson } from './codec.js';
+import { encodeClient, encodeInfo, encodeSub, toJson } from './codec.js';
 import type { JsEngine } from './engine.js';
 import { Follower, type FollowTarget } from './follow.js';
-import {
-  clientKey,
-  INFO_KEY,
-  REPLY_HEADER,
-  stateBucket,
-  subKey,
-  TIMESTAMP_HEADER,
-} from './names.js';
+import { MessageWriter, type WriterHost } from './writer.js';
+import { clientKey, INFO_KEY, stateBucket, subKey } from './names.js';
 
 export interface JetStreamStoreOptions extends StoreHooks {
   readonly engine: JsEngine;
@@ -65,7 +58,7 @@ const KV_TIMEOUT_MS = 5000;
 
 export class JetStreamStore
   extends RegistryStore<JsChannel>
-  implements Store, ChannelSink, FollowTarget
+  implements Store, ChannelSink, FollowTarget, WriterHost
 {
   readonly type = 'JETSTREAM' as const;
   readonly limits: ResolvedLimits;
@@ -77,7 +70,8 @@ export class JetStreamStore
   private readonly isClosed = (): boolean => this.closed;
   private info: ServerInfoRecord | undefined;
   private readonly clientMap = new Map<string, ClientRecord>();
-  private readonly engine: JsEngine;
+  readonly engine: JsEngine;
+  private readonly writer: MessageWriter;
   private follower: Follower | null = null;
 
   // The Leader's write path.
@@ -101,6 +95,7 @@ export class JetStreamStore
     this.engine = options.engine;
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
+    this.writer = new MessageWriter(this, this.ackPrefix, options.failAfterMs);
   }
 
   /** Opens the state bucket and starts following it (the node is not Leader yet). */
@@ -168,11 +163,13 @@ export class JetStreamStore
     this.writing = true;
     this.ackSub = this.engine.nc.subscribe(this.ackPrefix + '.*', {
       callback: (err, msg) => {
-        if (err === null) this.onAck(msg);
+        if (err !== null || !this.writing) return;
+        const ch = this.byIndex.get(Number(msg.subject.slice(msg.subject.lastIndexOf('.') + 1)));
+        if (ch !== undefined) this.writer.onAck(ch, msg);
       },
     });
     this.checkTimer = setInterval(() => {
-      this.check();
+      if (this.writing) this.writer.check(this.channelsByName.values());
     }, CHECK_MS);
     for (const ch of missing) this.prepare(ch);
     if (this.info === undefined) return undefined;
@@ -292,7 +289,7 @@ export class JetStreamStore
     }
   }
 
-  private isWriting(): boolean {
+  isWriting(): boolean {
     return this.writing;
   }
 
@@ -339,101 +336,18 @@ export class JetStreamStore
       ch.ready = true;
       const unsent = ch.unsent;
       ch.unsent = [];
-      for (const msg of unsent) this.publish(ch, msg);
+      for (const msg of unsent) this.writer.publish(ch, msg);
     })();
   }
 
   /** ChannelSink: the server stored a message. */
   stored(ch: JsChannel, msg: StoredMsg): void {
     if (!this.writing) return;
-    if (ch.ready) this.publish(ch, msg);
+    if (ch.ready) this.writer.publish(ch, msg);
     else ch.unsent.push(msg);
   }
 
-  private publish(ch: JsChannel, msg: StoredMsg): void {
-    if (ch.inflightCount === 0) ch.progressAt = performance.now();
-    ch.inflight.push(msg);
-    ch.sent = msg.sequence;
-    this.send(ch, msg);
-  }
-
-  private send(ch: JsChannel, msg: StoredMsg): void {
-    const { reply, data } = msgParts(msg.encoded);
-    const h = headers();
-    const seq = msg.sequence;
-    h.set('Nats-Msg-Id', String(seq));
-    h.set('Nats-Expected-Last-Sequence', String(seq - 1));
-    h.set(TIMESTAMP_HEADER, msg.timestamp.toString());
-    if (reply.length > 0) h.set(REPLY_HEADER, Buffer.from(reply).toString());
-    this.engine.nc.publish(ch.subject, data, {
-      reply: `${this.ackPrefix}.${ch.index}`,
-      headers: h,
-    });
-  }
-
-  private onAck(msg: Msg): void {
-    if (!this.writing) return;
-    const dot = msg.subject.lastIndexOf('.');
-    const ch = this.byIndex.get(Number(msg.subject.slice(dot + 1)));
-    if (ch === undefined) return;
-    let seq = 0;
-    try {
-      const o = JSON.parse(Buffer.from(msg.data).toString()) as {
-        seq?: unknown;
-        error?: { description?: unknown };
-      };
-      if (o.error !== undefined) ch.lastError = String(o.error.description);
-      else if (typeof o.seq === 'number') seq = o.seq;
-    } catch {
-      // No responders (an empty 503 status): the stream has no leader right now.
-      ch.lastError = msg.headers?.description ?? 'no answer from JetStream';
-    }
-    if (seq <= ch.acked) return;
-    if (seq !== ch.acked + 1) {
-      this.fail(
-        `JetStream stored message ${seq} of channel "${ch.name}" where ${ch.acked + 1} was expected`,
-      );
-      return;
-    }
-    ch.acked = seq;
-    ch.inflight[ch.inflightHead++] = undefined as unknown as StoredMsg;
-    if (ch.inflightHead === ch.inflight.length) {
-      ch.inflight = [];
-      ch.inflightHead = 0;
-    } else if (ch.inflightHead >= 1024 && ch.inflightHead * 2 >= ch.inflight.length) {
-      ch.inflight = ch.inflight.slice(ch.inflightHead);
-      ch.inflightHead = 0;
-    }
-    ch.progressAt = performance.now();
-    ch.lastError = '';
-    const waiters = ch.waiters;
-    let n = 0;
-    while (n < waiters.length && waiters[n]!.seq <= seq) waiters[n++]!.done();
-    if (n > 0) ch.waiters = waiters.slice(n);
-  }
-
-  /** Resends what JetStream did not acknowledge; fails once it has been too long. */
-  private check(): void {
-    if (!this.writing) return;
-    const now = performance.now();
-    for (const ch of this.channelsByName.values()) {
-      if (ch.inflightCount === 0) continue;
-      const idle = now - ch.progressAt;
-      if (idle > this.options.failAfterMs) {
-        const why = ch.lastError !== '' ? `: ${ch.lastError}` : '';
-        this.fail(
-          `JetStream acknowledged nothing of channel "${ch.name}" for ${Math.round(idle)} ms${why}`,
-        );
-        return;
-      }
-      if (idle > RETRY_MS && now - ch.retriedAt > RETRY_MS) {
-        ch.retriedAt = now;
-        for (let i = ch.inflightHead; i < ch.inflight.length; i++) this.send(ch, ch.inflight[i]!);
-      }
-    }
-  }
-
-  private fail(reason: string): void {
+  fail(reason: string): void {
     if (this.failed !== null) return;
     this.failed = reason;
     this.writing = false;
