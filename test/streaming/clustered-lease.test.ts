@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
 import { skipWithoutNatsServer } from '../helpers/jetstream-cluster.js';
 import { freePort } from '../helpers/process.js';
-import { Lease, type LeaseBucket } from '../../src/streaming/cluster/lease.js';
+import { Lease } from '../../src/streaming/cluster/lease.js';
 import { eventually } from './stan.js';
 
 const skip = skipWithoutNatsServer();
@@ -47,7 +47,7 @@ async function node(url: string, name: string): Promise<Node> {
     events.push(e);
     timeline.push(`${name}:${e}`);
   };
-  const lease = new Lease(kv as unknown as LeaseBucket, name, `server-${name}`, TIMING, {
+  const lease = new Lease(kv, name, `server-${name}`, TIMING, {
     elected: () => {
       note('elected');
       return Promise.resolve();
