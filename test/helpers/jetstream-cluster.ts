@@ -52,7 +52,12 @@ export class JetStreamCluster {
       c.routePorts.push(await freePort());
     }
     for (let i = 0; i < size; i++) c.run(i);
-    await c.waitForJetStream();
+    try {
+      await c.waitForJetStream();
+    } catch (err) {
+      await c.stop();
+      throw err;
+    }
     return c;
   }
 
@@ -87,23 +92,24 @@ export class JetStreamCluster {
 
   /** Resolves once the JetStream API answers (a meta leader is elected). */
   async waitForJetStream(limitMs = 20_000): Promise<void> {
-    const nc = await connect({
-      servers: this.nodes.filter((n) => n.child !== null).map((n) => n.url),
-    });
     const end = Date.now() + limitMs;
-    try {
-      for (;;) {
+    for (;;) {
+      try {
+        const nc = await connect({
+          servers: this.nodes.filter((n) => n.child !== null).map((n) => n.url),
+        });
         try {
           const jsm = await nc.jetstreamManager({ timeout: 1000 });
           await jsm.getAccountInfo();
           return;
-        } catch (err) {
-          if (Date.now() > end) throw new Error(`JetStream cluster not ready: ${String(err)}`);
-          await new Promise((r) => setTimeout(r, 200));
+        } finally {
+          await nc.close();
         }
+      } catch (err) {
+        // Not listening yet, or no JetStream meta leader yet.
+        if (Date.now() > end) throw new Error(`JetStream cluster not ready: ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 200));
       }
-    } finally {
-      await nc.close();
     }
   }
 

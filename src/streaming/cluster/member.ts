@@ -27,6 +27,16 @@ export interface ClusterHost {
   onChannelInactive(name: string): void;
 }
 
+/**
+ * How long the Leader's writes may go unacknowledged before it gives up leading: a
+ * stream's leader election in JetStream takes a few seconds, and clients wait 30 s
+ * for a PubAck by default.
+ */
+const STORE_FAIL_AFTER_MS = 15_000;
+
+/** How long a starting node waits for its JetStream. */
+const START_LIMIT_MS = 30_000;
+
 export class ClusterMember {
   readonly nodeId: string;
   private engine!: JsEngine;
@@ -64,19 +74,34 @@ export class ClusterMember {
   async start(): Promise<Store> {
     const h = this.host;
     const o = this.options;
-    this.engine = await JsEngine.connect(
-      this.natsServer,
-      `_NSS-${h.clusterId}-${this.nodeId}-js`,
-      o.replicas,
-    );
+    // A node may start before its JetStream is ready (a cluster starting, a server
+    // restarting): it tries again for a while, as the reference waits for NATS.
+    const end = Date.now() + START_LIMIT_MS;
     let bucket: KV;
-    try {
-      bucket = await this.engine.bucket(leaseBucket(h.clusterId), o.renewInterval);
-    } catch (err) {
-      await this.engine.close();
-      throw err;
+    let store: JetStreamStore;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.engine = await JsEngine.connect(
+          this.natsServer,
+          `_NSS-${h.clusterId}-${this.nodeId}-js`,
+          o.replicas,
+        );
+        try {
+          bucket = await this.engine.bucket(leaseBucket(h.clusterId), o.renewInterval * 2);
+          store = await this.openStore();
+        } catch (err) {
+          await this.engine.close();
+          throw err;
+        }
+        break;
+      } catch (err) {
+        if (Date.now() >= end) throw err;
+        h.logger.warn(
+          `STAN: clustered: JetStream not usable yet (attempt ${attempt}): ${err instanceof Error ? err.message : String(err)}`,
+        );
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
-    const store = await this.openStore();
     this.lease = new Lease(bucket, this.nodeId, h.serverId, o, {
       elected: () => this.elected(),
       lost: (reason) => {
@@ -109,7 +134,7 @@ export class ClusterMember {
       engine: this.engine,
       clusterId: h.clusterId,
       limits: this.limits,
-      failAfterMs: this.options.leaseTimeout,
+      failAfterMs: STORE_FAIL_AFTER_MS,
       onFailure: (reason) => {
         h.logger.error(`STAN: clustered: store failure: ${reason}`);
         this.lease.lose(`store failure: ${reason}`);

@@ -32,8 +32,10 @@ export interface ClusteringOptions {
 export const DEFAULT_CLUSTERING: Readonly<ClusteringOptions> = Object.freeze({
   nodeId: '',
   peers: [],
-  leaseTimeout: 4000,
-  electionTimeout: 5000,
+  // Longer than a JetStream stream's own leader election in nats-server 2.9 (2-5 s):
+  // losing the JetStream server that leads the lease bucket must not end the lease.
+  leaseTimeout: 7000,
+  electionTimeout: 8500,
   renewInterval: 1000,
   replicas: 3,
   ignored: [],

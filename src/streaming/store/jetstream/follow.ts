@@ -121,8 +121,8 @@ export class Follower {
       try {
         // An ordered consumer: no state on the server, recreated by the client on a gap.
         const consumer = await this.engine.js.consumers.get(ch.stream, {
-          deliver_policy: from > 1 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
-          ...(from > 1 ? { opt_start_seq: from } : {}),
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: from,
         });
         const messages = await consumer.consume({
           callback: (m) => {
