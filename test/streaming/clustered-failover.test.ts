@@ -60,7 +60,7 @@ describe('clustered streaming on a JetStream cluster', { skip }, () => {
         '--dir',
         join(dir, n.id),
       ],
-      'Cluster Node ID',
+      'Cluster JetStream',
     );
   }
 
