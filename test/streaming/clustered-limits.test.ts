@@ -113,10 +113,12 @@ describe('a clustered node: limits and the JetStream mapping', { skip }, () => {
     // The state bucket: the client and the channel under their documented keys.
     const kv = await nc.jetstream().views.kv('STAN_test-cluster_state', { bindOnly: true });
     const client = await kv.get('client.limits-client');
-    assert.equal(JSON.parse(Buffer.from(client!.value).toString()).id, 'limits-client');
+    const json = (v: Uint8Array): Record<string, unknown> =>
+      JSON.parse(Buffer.from(v).toString()) as Record<string, unknown>;
+    assert.equal(json(client!.value).id, 'limits-client');
     const chanKey = `chan.${Buffer.from('limited.channel').toString('base64url')}`;
     const chan = await kv.get(chanKey);
-    assert.equal(JSON.parse(Buffer.from(chan!.value).toString()).stream, name);
+    assert.equal(json(chan!.value).stream, name);
 
     // max_inactivity: no publish, no subscription for 2 s: the channel and its stream go.
     await unsubscribe(watcher.sub);
@@ -127,7 +129,7 @@ describe('a clustered node: limits and the JetStream mapping', { skip }, () => {
     );
     await eventually(async () => {
       const names: string[] = [];
-      for await (const page of jsm.streams.names()) names.push(...page);
+      for await (const n of jsm.streams.names()) names.push(n);
       return !names.includes(name);
     }, 'its stream deleted');
     await eventually(async () => (await kv.get(chanKey))?.operation === 'DEL', 'its key deleted');
