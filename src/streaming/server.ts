@@ -226,15 +226,7 @@ export class StreamingServer {
    */
   demote(reason: string): void {
     this.generation++;
-    for (const s of this.subs) s.unsubscribe();
-    this.subs.length = 0;
-    for (const client of this.clients.values()) client.stopHeartbeats();
-    for (const ch of this.channels.values()) {
-      for (const s of ch.allSubs()) {
-        s.stopTimer();
-        this.stopAcks(s);
-      }
-    }
+    this.stopServing();
     this.clients.clear();
     this.clientsByConn.clear();
     this.checkingIds.clear();
@@ -266,6 +258,12 @@ export class StreamingServer {
     this.logger.fatal(`STAN: ${reason}, aborting`);
     this.state = 'FAILED';
     this.ft?.stop();
+    this.stopServing();
+    this.onAbort?.(reason);
+  }
+
+  /** No more requests, heartbeats, redeliveries or acks (abort, clustered step-down). */
+  private stopServing(): void {
     for (const s of this.subs) s.unsubscribe();
     this.subs.length = 0;
     for (const client of this.clients.values()) client.stopHeartbeats();
@@ -275,7 +273,6 @@ export class StreamingServer {
         this.stopAcks(s);
       }
     }
-    this.onAbort?.(reason);
   }
 
   private async createSqlStore(): Promise<Store> {

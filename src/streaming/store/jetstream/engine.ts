@@ -13,6 +13,7 @@ import {
   type NatsConnection,
   type StreamConfig,
 } from 'nats';
+import { serverList } from '../../bus-nats.js';
 
 /** Requests of the store (stream info, creates) give up after this long. */
 const API_TIMEOUT_MS = 5000;
@@ -29,10 +30,7 @@ export class JsEngine {
   ) {}
 
   static async connect(urls: string, name: string, replicas: number): Promise<JsEngine> {
-    const servers = urls
-      .split(',')
-      .map((u) => u.trim())
-      .filter((u) => u !== '');
+    const servers = serverList(urls);
     const nc = await connect({
       servers,
       name,
