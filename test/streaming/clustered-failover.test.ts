@@ -39,7 +39,11 @@ describe('clustered streaming on a JetStream cluster', { skip }, () => {
   let maxLeaders = 0;
   const roles = new Map<string, string>();
 
-  async function startNode(n: NodeProc): Promise<void> {
+  /**
+   * Starts a node; ready once it runs (`readyText`): a node waits for its JetStream
+   * itself, and the poller sees its role once it serves /streaming/serverz.
+   */
+  async function startNode(n: NodeProc, readyText = 'Cluster JetStream'): Promise<void> {
     const peers = ['a', 'b', 'c'].filter((p) => p !== n.id).join(',');
     n.proc = await startWirebus(
       await freePort(),
@@ -60,7 +64,7 @@ describe('clustered streaming on a JetStream cluster', { skip }, () => {
         '--dir',
         join(dir, n.id),
       ],
-      'Cluster JetStream',
+      readyText,
     );
   }
 
@@ -289,8 +293,9 @@ describe('clustered streaming on a JetStream cluster', { skip }, () => {
 
   it('the killed node starts again and rejoins as a Follower with the replicated state', async () => {
     const n = nodes.find((x) => x.proc === null)!;
-    await startNode(n);
-    await eventually(() => roles.get(n.id) === 'Follower', 'the restarted node a Follower', 20_000);
+    // Just after a JetStream server restarted, JetStream may take a while to answer.
+    await startNode(n, 'Starting http monitor');
+    await eventually(() => roles.get(n.id) === 'Follower', 'the restarted node a Follower', 40_000);
     const l = leader()!;
     await eventually(
       async () => {
