@@ -390,9 +390,12 @@ export class Server {
     subject: string,
     queue: string | null,
     handler: InternalHandler,
+    /** The handler keeps nothing of a payload after it returns (Subscription.borrows). */
+    borrows = false,
   ): Subscription {
     const sid = String(c.subs.size + 1) + '.' + String(this.nextCid++);
     const sub = new Subscription(c, subject, queue, sid, handler);
+    sub.borrows = borrows;
     if (!c.account.sublist.insert(sub)) throw new Error(`invalid subject: ${subject}`);
     c.subs.set(sid, sub);
     this.subscriptionAdded(sub);

@@ -3,6 +3,7 @@
 
 import Long from 'long';
 import { nowNanos } from './protocol/int64.js';
+import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
 import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
@@ -39,12 +40,17 @@ export class Channel {
    * delivered (a PubAck and a delivery both mean "persisted").
    */
   deliverable: number;
+  /** The name in UTF-8, as MsgProto.subject and Ack.subject carry it. */
+  readonly nameBytes: Buffer;
+  /** Where this channel's stored messages are marshaled (oldest leave first). */
+  readonly slabs = new Slabs();
 
   constructor(
     readonly server: StreamingServer,
     readonly store: ChannelStore,
   ) {
     this.deliverable = store.msgs.lastSequence;
+    this.nameBytes = Buffer.from(store.name);
   }
 
   get name(): string {

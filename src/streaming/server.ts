@@ -323,16 +323,25 @@ export class StreamingServer {
   private subscribeAll(): void {
     const bus = this.bus;
     const info = this.info;
-    const on = (subject: string, fn: (reply: string | null, data: Buffer) => void): void => {
+    const on = (
+      subject: string,
+      fn: (reply: string | null, data: Buffer) => void,
+      borrows = false,
+    ): void => {
       this.subs.push(
-        bus.subscribe(subject, (_s, reply, data) => {
-          try {
-            fn(reply, data);
-          } catch (err) {
-            // Never let one bad request take the server down.
-            this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
-          }
-        }),
+        bus.subscribe(
+          subject,
+          (_s, reply, data) => {
+            try {
+              fn(reply, data);
+            } catch (err) {
+              // Never let one bad request take the server down.
+              this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
+            }
+          },
+          undefined,
+          borrows,
+        ),
       );
     };
     on(info.discovery, (reply, data) => {
@@ -341,9 +350,14 @@ export class StreamingServer {
     on(this.pingSubject, (reply, data) => {
       handlePing(this, reply, data);
     });
-    on(info.publish + '.>', (reply, data) => {
-      handlePublish(this, reply, data);
-    });
+    // The publish handler copies what it stores (writeMsgProto): no copy before it.
+    on(
+      info.publish + '.>',
+      (reply, data) => {
+        handlePublish(this, reply, data);
+      },
+      true,
+    );
     on(info.subscribe, (reply, data) => {
       void handleSubscribe(this, reply, data);
     });
@@ -361,9 +375,14 @@ export class StreamingServer {
   /** Subscribes to a subscription's ack inbox. */
   listenAcks(sub: Sub): void {
     this.ackInboxes.set(sub.ackInbox, sub);
-    sub.ackSub = this.bus.subscribe(sub.ackInbox, (_s, _r, data) => {
-      handleAck(this, sub, data);
-    });
+    sub.ackSub = this.bus.subscribe(
+      sub.ackInbox,
+      (_s, _r, data) => {
+        handleAck(this, sub, data);
+      },
+      undefined,
+      true,
+    );
   }
 
   stopAcks(sub: Sub): void {

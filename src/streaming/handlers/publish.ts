@@ -2,18 +2,18 @@
 // synchronous), and queue the PubAck; the server's end-of-turn batch flushes the
 // store, delivers, then sends the PubAcks (server.ts).
 
-import { connKey } from '../client.js';
 import { isChannelNameValid } from '../channel-name.js';
-import { PubMsg } from '../protocol/index.js';
-import { encodeMsgProto } from '../protocol/msgproto.js';
+import { writeMsgProto } from '../protocol/msgproto.js';
+import { PubMsgView } from '../protocol/wire.js';
 import { Err, type StreamingServer } from '../server.js';
 import type { StoredMsg } from '../store/types.js';
 
+/** One view for every publish: handlers run one at a time and keep nothing of it. */
+const pm = new PubMsgView();
+
+/** `data` may be a view of a read buffer: nothing of it is kept past this call. */
 export function handlePublish(s: StreamingServer, reply: string | null, data: Buffer): void {
-  let pm: PubMsg;
-  try {
-    pm = PubMsg.decode(data);
-  } catch {
+  if (!pm.decode(data)) {
     s.queueAck(reply, '', Err.invalidPubReq);
     return;
   }
@@ -28,7 +28,7 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     return;
   }
   const known =
-    pm.connID.length > 0 ? s.clientsByConn.get(connKey(pm.connID)) : s.clients.get(pm.clientID);
+    pm.connIDEnd > pm.connIDStart ? s.clientsByConn.get(pm.connKey()) : s.clients.get(pm.clientID);
   if (known === undefined) {
     s.queueAck(reply, guid, Err.invalidPubReq);
     return;
@@ -43,7 +43,7 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     const msg: StoredMsg = {
       sequence: seq,
       timestamp,
-      encoded: encodeMsgProto(seq, timestamp, name, pm.reply, pm.data),
+      encoded: writeMsgProto(channel.slabs, seq, timestamp, channel.nameBytes, pm.reply, pm.data),
     };
     channel.store.msgs.store(msg);
     s.markDirty(channel);
