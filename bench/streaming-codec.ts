@@ -2,7 +2,7 @@
 // and the clock read (every stored message), PubAck encode (every publish), Ack decode
 // (every delivery), and marking a redelivery; then storing into the memory store.
 // The protobufjs rows are kept next to the hand-written codec the server uses
-// (protocol/wire.ts, writeMsgProto, encodePubAck), to show what it saves.
+// (protocol/wire.ts, writeMsgProto, encodePubAckFrom), to show what it saves.
 
 import {
   Ack,
@@ -17,7 +17,7 @@ import {
 import { writeMsgProto } from '../src/streaming/protocol/msgproto.js';
 import { Slabs } from '../src/streaming/protocol/slabs.js';
 import { PubMsgView, decodeAck } from '../src/streaming/protocol/wire.js';
-import { encodePubAck } from '../src/streaming/encode.js';
+import { encodePubAckFrom } from '../src/streaming/encode.js';
 import { MemoryStore, makeStoredMsg } from '../src/streaming/store/index.js';
 import { measure, type BenchResult } from './timing.js';
 
@@ -92,7 +92,7 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
       sink += decodeAck(ackBytes, fooBytes);
     }),
     measure('stan PubAck encode (hand)', ms, 1000, () => {
-      sink += encodePubAck('XYZDEFGHIJKLMNOPQRSTUV').length;
+      sink += encodePubAckFrom(pubBytes, view.guidStart, view.guidEnd).length;
     }),
     measure('stan markRedelivered', ms, 1000, () => {
       sink += markRedelivered(stored, 3).length;

@@ -65,7 +65,11 @@ export class Channel {
   /** A timestamp for a new message: now, or the previous one if the clock went back. */
   timestamp(): Long {
     const now = nowNanos();
-    if (now.lessThan(this.lastTimestamp)) return this.lastTimestamp;
+    const last = this.lastTimestamp;
+    // now < last, on the halves (Long.lessThan subtracts, allocating).
+    if (now.high < last.high || (now.high === last.high && now.low >>> 0 < last.low >>> 0)) {
+      return last;
+    }
     this.lastTimestamp = now;
     return now;
   }

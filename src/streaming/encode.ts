@@ -20,6 +20,18 @@ export function encodePubAck(guid: string): Buffer {
   return out;
 }
 
+/** encodePubAck for the guid at buf[start, end) (a PubMsg's bytes), without a string. */
+export function encodePubAckFrom(buf: Buffer, start: number, end: number): Buffer {
+  const len = end - start;
+  if (len === 0) return Buffer.alloc(0);
+  if (len > 127) return encodePubAck(buf.toString('utf8', start, end));
+  const out = ackSlabs.alloc(2 + len);
+  out[0] = 0x0a;
+  out[1] = len;
+  buf.copy(out, 2, start, end);
+  return out;
+}
+
 export function encodePubAckError(guid: string, error: string): Buffer {
   return Buffer.from(PubAck.encode({ guid, error }).finish());
 }

@@ -23,16 +23,20 @@ const TAG_ACK_SUBJECT = (1 << 3) | 2;
 const TAG_ACK_SEQUENCE = (2 << 3) | 0;
 
 /**
- * A PubMsg as read by decodePubMsg: strings, and the data and connID as offsets into
- * `buf` (valid as long as the buffer it was read from). One instance is reused for
- * every publish.
+ * A PubMsg as read by PubMsgView.decode: every field as offsets into `buf` (valid as
+ * long as the buffer it was read from), strings made only when asked for. One
+ * instance is reused for every publish.
  */
 export class PubMsgView {
   buf: Buffer = Buffer.alloc(0);
-  clientID = '';
-  guid = '';
-  subject = '';
-  reply = '';
+  clientIDStart = 0;
+  clientIDEnd = 0;
+  guidStart = 0;
+  guidEnd = 0;
+  subjectStart = 0;
+  subjectEnd = 0;
+  replyStart = 0;
+  replyEnd = 0;
   dataStart = 0;
   dataEnd = 0;
   connIDStart = 0;
@@ -42,23 +46,39 @@ export class PubMsgView {
     return this.buf.subarray(this.dataStart, this.dataEnd);
   }
 
-  /** The connID's bytes as a latin1 string (the key of clientsByConn), '' if none. */
-  connKey(): string {
-    return this.connIDEnd > this.connIDStart
-      ? this.buf.toString('latin1', this.connIDStart, this.connIDEnd)
-      : '';
+  clientID(): string {
+    return this.buf.toString('utf8', this.clientIDStart, this.clientIDEnd);
   }
 
-  private reset(buf: Buffer): void {
-    this.buf = buf;
-    this.clientID = '';
-    this.guid = '';
-    this.subject = '';
-    this.reply = '';
-    this.dataStart = 0;
-    this.dataEnd = 0;
-    this.connIDStart = 0;
-    this.connIDEnd = 0;
+  guid(): string {
+    return this.buf.toString('utf8', this.guidStart, this.guidEnd);
+  }
+
+  subject(): string {
+    return this.buf.toString('utf8', this.subjectStart, this.subjectEnd);
+  }
+
+  reply(): string {
+    return this.buf.toString('utf8', this.replyStart, this.replyEnd);
+  }
+
+  /** The connID's bytes as a latin1 string (the key of clientsByConn), '' if none. */
+  connKey(): string {
+    return this.buf.toString('latin1', this.connIDStart, this.connIDEnd);
+  }
+
+  get hasConnID(): boolean {
+    return this.connIDEnd > this.connIDStart;
+  }
+
+  /** True when the subject's bytes are `name` (a channel's name in UTF-8). */
+  subjectIs(name: Buffer): boolean {
+    return equalAt(this.buf, this.subjectStart, this.subjectEnd, name);
+  }
+
+  /** True when the connID's bytes are `connID`. */
+  connIDIs(connID: Uint8Array): boolean {
+    return equalAt(this.buf, this.connIDStart, this.connIDEnd, connID);
   }
 
   /**
@@ -66,12 +86,34 @@ export class PubMsgView {
    * fields keep referring to `buf`.
    */
   decode(buf: Buffer): boolean {
-    this.reset(buf);
-    if (this.decodeFast(buf)) return true;
-    return this.decodeSlow(buf);
+    if (this.read(buf, true)) return true;
+    try {
+      const pm = PubMsg.decode(buf);
+      // protobufjs took it (valid UTF-8 that is not ASCII, fields above 15, groups):
+      // read its bytes again without the ASCII rule, or failing that a canonical copy.
+      if (this.read(buf, false)) return true;
+      const canonical = PubMsg.encode({
+        clientID: pm.clientID,
+        guid: pm.guid,
+        subject: pm.subject,
+        reply: pm.reply,
+        data: pm.data,
+        connID: pm.connID,
+      }).finish();
+      return this.read(Buffer.from(canonical), false);
+    } catch {
+      return false;
+    }
   }
 
-  private decodeFast(buf: Buffer): boolean {
+  private read(buf: Buffer, asciiOnly: boolean): boolean {
+    this.buf = buf;
+    this.clientIDStart = this.clientIDEnd = 0;
+    this.guidStart = this.guidEnd = 0;
+    this.subjectStart = this.subjectEnd = 0;
+    this.replyStart = this.replyEnd = 0;
+    this.dataStart = this.dataEnd = 0;
+    this.connIDStart = this.connIDEnd = 0;
     const end = buf.length;
     let pos = 0;
     while (pos < end) {
@@ -79,6 +121,7 @@ export class PubMsgView {
       // Tags above one byte are field numbers above 15: none is known here.
       if (tag >= 0x80) return false;
       const wire = tag & 7;
+      if (tag >>> 3 === 0) return false;
       if (wire === 2) {
         let len = 0;
         let shift = 0;
@@ -100,19 +143,22 @@ export class PubMsgView {
           this.connIDEnd = pos;
         } else if (tag >= TAG_CLIENT_ID && tag <= TAG_REPLY) {
           // Fields 1-4, the strings: anything but ASCII is protobufjs's to judge.
-          const s = ascii(buf, start, pos);
-          if (s === null) return false;
-          if (tag === TAG_CLIENT_ID) this.clientID = s;
-          else if (tag === TAG_GUID) this.guid = s;
-          else if (tag === TAG_SUBJECT) this.subject = s;
-          else this.reply = s;
-        } else if (tag >>> 3 === 0) {
-          return false;
+          if (asciiOnly && !isAscii(buf, start, pos)) return false;
+          if (tag === TAG_CLIENT_ID) {
+            this.clientIDStart = start;
+            this.clientIDEnd = pos;
+          } else if (tag === TAG_GUID) {
+            this.guidStart = start;
+            this.guidEnd = pos;
+          } else if (tag === TAG_SUBJECT) {
+            this.subjectStart = start;
+            this.subjectEnd = pos;
+          } else {
+            this.replyStart = start;
+            this.replyEnd = pos;
+          }
         }
-        continue;
-      }
-      if (tag >>> 3 === 0) return false;
-      if (wire === 0) {
+      } else if (wire === 0) {
         let n = 0;
         while (pos < end && buf[pos]! >= 0x80 && n < 9) {
           pos++;
@@ -132,37 +178,17 @@ export class PubMsgView {
     }
     return true;
   }
-
-  /** protobufjs's reading, for what decodeFast does not take. */
-  private decodeSlow(buf: Buffer): boolean {
-    this.reset(buf);
-    let pm: PubMsg;
-    try {
-      pm = PubMsg.decode(buf);
-    } catch {
-      return false;
-    }
-    // protobufjs hands bytes fields out as views of `buf`, but copies are as good.
-    const data = Buffer.from(pm.data.buffer, pm.data.byteOffset, pm.data.byteLength);
-    const connID = Buffer.from(pm.connID.buffer, pm.connID.byteOffset, pm.connID.byteLength);
-    const joined = Buffer.concat([data, connID]);
-    this.buf = joined;
-    this.clientID = pm.clientID;
-    this.guid = pm.guid;
-    this.subject = pm.subject;
-    this.reply = pm.reply;
-    this.dataStart = 0;
-    this.dataEnd = data.length;
-    this.connIDStart = data.length;
-    this.connIDEnd = joined.length;
-    return true;
-  }
 }
 
-/** buf[start, end) as a string when every byte is ASCII, else null. */
-function ascii(buf: Buffer, start: number, end: number): string | null {
-  for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return null;
-  return start === end ? '' : buf.toString('latin1', start, end);
+function isAscii(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return false;
+  return true;
+}
+
+function equalAt(buf: Buffer, start: number, end: number, want: Uint8Array): boolean {
+  if (end - start !== want.length) return false;
+  for (let i = 0; i < want.length; i++) if (buf[start + i] !== want[i]) return false;
+  return true;
 }
 
 /** Result of decodeAck: the channel name matched and the sequence, or why not. */
@@ -202,7 +228,7 @@ function decodeAckFast(buf: Buffer, channel: Buffer): number {
       if (pos >= end) return SLOW;
       const len = buf[pos++]!;
       if (len >= 0x80 || pos + len > end) return SLOW;
-      sameChannel = len === channel.length && sameBytes(buf, pos, channel);
+      sameChannel = equalAt(buf, pos, pos + len, channel);
       if (!sameChannel) for (let i = pos; i < pos + len; i++) if (buf[i]! >= 0x80) return SLOW;
       pos += len;
     } else if (tag === TAG_ACK_SEQUENCE) {
@@ -224,9 +250,4 @@ function decodeAckFast(buf: Buffer, channel: Buffer): number {
     }
   }
   return sameChannel ? seq : ACK_OTHER_CHANNEL;
-}
-
-function sameBytes(buf: Buffer, at: number, want: Buffer): boolean {
-  for (let i = 0; i < want.length; i++) if (buf[at + i] !== want[i]) return false;
-  return true;
 }
