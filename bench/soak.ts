@@ -13,12 +13,21 @@
 //
 // DURATION_S (180), WARMUP_S (30, or a sixth of a shorter run), STORE (MEMORY or
 // FILE), SERVERS (wirebus,reference), CORE_RATE (2500 msgs/s in all), STAN_RATE
-// (500), PROFILE=1 (wirebus runs with --cpu-prof), STAN_REF_BIN (default
+// (500), PROFILE=1 (wirebus runs with --cpu-prof), WIREBUS_NODE_ARGS (more node
+// flags for wirebus, e.g. --trace-gc; its stdout is kept), STAN_REF_BIN (default
 // /tmp/stan-ref/nats-streaming-server; without it only wirebus runs). Results go to
 // bench/results/soak-<time>/ (ignored by git).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -130,13 +139,16 @@ async function startSide(name: string): Promise<Side> {
   if (name === 'wirebus') {
     const nodeArgs = ['--import', join(here, 'soak-probe.js')];
     if (profile) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resultsDir}`);
+    nodeArgs.push(...(process.env.WIREBUS_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''));
     server = spawn(process.execPath, [...nodeArgs, join(repo, 'bin', 'wirebus'), ...common], {
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, SOAK_PROBE_OUT: probeFile },
     });
   } else {
     server = spawn(refBin, common, { stdio: ['ignore', 'ignore', 'inherit'] });
   }
+  // The server's stdout (GC traces with WIREBUS_NODE_ARGS=--trace-gc) goes to a file.
+  server.stdout?.pipe(createWriteStream(join(resultsDir, `${name}-stdout.log`)));
   await waitReady(port);
   return { name, port, dataDir, server, ping: null, load: null, rss: [], probeFile };
 }

@@ -61,6 +61,8 @@ export class Subscription {
    * view of the read buffer instead of a copy (the streaming layer's publishes and acks).
    */
   borrows = false;
+  /** An in-process subscription's subject when it has no wildcard (delivery reuses it), else null. */
+  literal: string | null = null;
   /** Messages delivered so far. */
   delivered = 0;
   /** Auto-unsubscribe after this many messages; 0 for none. */

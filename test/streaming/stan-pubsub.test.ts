@@ -153,23 +153,26 @@ describe('streaming subscribe', () => {
       const mark = Date.now();
       await sleep(30);
       await publishMany(sc, 'foo', 2, 'late');
-      const o = (): ReturnType<typeof sc.subscriptionOptions> => sc.subscriptionOptions();
-      const cases: [string, ReturnType<typeof sc.subscriptionOptions>, number[]][] = [
-        ['new only', o(), []],
-        ['last received', o().setStartWithLastReceived(), [10]],
-        ['first', o().setDeliverAllAvailable(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
-        ['sequence 5', o().setStartAtSequence(5), [5, 6, 7, 8, 9, 10]],
-        ['sequence 50', o().setStartAtSequence(50), []],
+      type Options = ReturnType<typeof sc.subscriptionOptions>;
+      const o = (): Options => sc.subscriptionOptions();
+      // Options are made when their subscription is: the time delta counts back from
+      // the moment it subscribes, however long the subscriptions before it took.
+      const cases: [string, () => Options, number[]][] = [
+        ['new only', () => o(), []],
+        ['last received', () => o().setStartWithLastReceived(), [10]],
+        ['first', () => o().setDeliverAllAvailable(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
+        ['sequence 5', () => o().setStartAtSequence(5), [5, 6, 7, 8, 9, 10]],
+        ['sequence 50', () => o().setStartAtSequence(50), []],
         [
           'sequence 0',
-          o().setStartAt(StartPosition.SEQUENCE_START),
+          () => o().setStartAt(StartPosition.SEQUENCE_START),
           [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
         ],
-        ['time delta', o().setStartAtTimeDelta(Date.now() - mark), [9, 10]],
+        ['time delta', () => o().setStartAtTimeDelta(Date.now() - mark), [9, 10]],
       ];
       const subs = [];
       for (const [name, opts, want] of cases) {
-        const r = await subscribe(sc, 'foo', opts);
+        const r = await subscribe(sc, 'foo', opts());
         if (want.length > 0) await r.waitFor(want.length);
         subs.push({ name, r, want });
       }
