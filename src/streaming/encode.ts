@@ -3,6 +3,7 @@
 
 import { PubAck } from './protocol/index.js';
 import { Slabs } from './protocol/slabs.js';
+import { putBytes } from '../server/outbound.js';
 
 /** PubAcks live until the bus has copied them out: one slab serves many. */
 const ackSlabs = new Slabs();
@@ -28,7 +29,7 @@ export function encodePubAckFrom(buf: Buffer, start: number, end: number): Buffe
   const out = ackSlabs.alloc(2 + len);
   out[0] = 0x0a;
   out[1] = len;
-  buf.copy(out, 2, start, end);
+  putBytes(out, 2, buf, start, end);
   return out;
 }
 

@@ -8,6 +8,7 @@
 // same message as re-encoding it, for the cost of one copy.
 import type Long from 'long';
 import type { Slabs } from './slabs.js';
+import { putBytes } from '../../server/outbound.js';
 
 const TAG_SEQUENCE = (1 << 3) | 0;
 const TAG_SUBJECT = (2 << 3) | 2;
@@ -61,7 +62,7 @@ export function writeMsgProto(
   if (subject.length > 0) {
     out[pos++] = TAG_SUBJECT;
     pos = putVarint(out, pos, subject.length);
-    pos += subject.copy(out, pos);
+    pos = putBytes(out, pos, subject, 0, subject.length);
   }
   if (replyLen > 0) {
     out[pos++] = TAG_REPLY;
