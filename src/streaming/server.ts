@@ -468,6 +468,7 @@ export class StreamingServer {
     }
     this.channels.delete(name);
     this.lowerNames.delete(name.toLowerCase());
+    if (this.lastPublished === channel) this.lastPublished = null;
     this.logger.info(`STAN: Channel "${name}" has been deleted`);
   }
 
