@@ -204,4 +204,25 @@ describe('streaming subscribe', () => {
       assert.ok(Math.abs(m.getTimestamp().getTime() - before) < 2000);
     });
   });
+
+  it('stores its own copy of each payload: a burst read in few socket reads replays intact', async () => {
+    // The publish handler reads PubMsgs straight from the connection's read buffer
+    // (Subscription.borrows): anything it kept by reference would be overwritten by
+    // the next read. 2,000 publishes of distinct 300-byte payloads sent at once fill
+    // many reads; a late subscriber then gets every stored message back.
+    await withStan({}, async ({ connect }) => {
+      const pub = await connect('pub');
+      const payload = (i: number): Buffer => Buffer.alloc(300, `${i}:`.padStart(6, '0'));
+      const acks: Promise<string>[] = [];
+      for (let i = 1; i <= 2000; i++) acks.push(publish(pub, 'burst', payload(i)));
+      await Promise.all(acks);
+      const sub = await connect('sub');
+      const r = await subscribe(sub, 'burst', sub.subscriptionOptions().setDeliverAllAvailable());
+      await r.waitFor(2000);
+      r.msgs.forEach((m, i) => {
+        assert.equal(m.getSequence(), i + 1);
+        assert.ok(m.getRawData().equals(payload(i + 1)), `payload of message ${i + 1}`);
+      });
+    });
+  });
 });
