@@ -177,6 +177,29 @@ function rssAt(points: [number, number][], t: number): number {
   return best;
 }
 
+interface Probe {
+  t: number;
+  loop_max_ms: number;
+  heap_used_mb: number;
+  array_buffers_mb: number;
+}
+
+/** JS heap in use and ArrayBuffer bytes: medians of the first and of the last minute after warm-up. */
+function heapNote(name: string, after: Probe[]): string {
+  if (after.length === 0) return '';
+  const t0 = after[0]!.t;
+  const t1 = after[after.length - 1]!.t;
+  const first = after.filter((p) => p.t < t0 + 60);
+  const last = after.filter((p) => p.t > t1 - 60);
+  const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[xs.length >> 1] ?? 0;
+  const fig = (f: (p: Probe) => number): string =>
+    `${median(first.map(f)).toFixed(1)} → ${median(last.map(f)).toFixed(1)} MB`;
+  return (
+    `${name}: JS heap in use ${fig((p) => p.heap_used_mb)}, ArrayBuffers ` +
+    `${fig((p) => p.array_buffers_mb)} (medians of the first and last minute after warm-up)`
+  );
+}
+
 async function main(): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   const names = wanted.filter((n) => {
@@ -230,6 +253,7 @@ async function main(): Promise<void> {
     rmSync(side.dataDir, { recursive: true, force: true });
   }
   const rows: string[] = [];
+  const notes: string[] = [];
   const report: Record<string, unknown>[] = [];
   sides.forEach((side, i) => {
     const ping = pings[i]!;
@@ -242,10 +266,11 @@ async function main(): Promise<void> {
     let loopMax = '';
     if (existsSync(side.probeFile)) {
       const lines = readFileSync(side.probeFile, 'utf8').trim().split('\n');
-      const probes = lines.map((l) => JSON.parse(l) as { t: number; loop_max_ms: number });
+      const probes = lines.map((l) => JSON.parse(l) as Probe);
       const after = probes.filter((p) => p.t > warmupS);
       const worst = after.reduce((m, p) => Math.max(m, p.loop_max_ms), 0);
       loopMax = `${worst.toFixed(1)} ms`;
+      notes.push(heapNote(side.name, after));
     }
     rows.push(
       `| ${side.name}, ${store} | ${String(ping.slowest_ms)} ms | ${String(ping.p99_ms)} ms | ` +
@@ -272,6 +297,8 @@ async function main(): Promise<void> {
     '| server | slowest PONG | PONG p99 | longest loop delay after warm-up | RSS after warm-up → end | RSS growth, second half | lost core / streaming | requests timed out |',
     '|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    ...notes,
   ].join('\n');
   writeFileSync(join(resultsDir, 'report.json'), JSON.stringify(report, null, 1));
   writeFileSync(join(resultsDir, 'report.md'), table + '\n');
