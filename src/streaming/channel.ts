@@ -40,6 +40,8 @@ export class Channel {
    * delivered (a PubAck and a delivery both mean "persisted").
    */
   deliverable: number;
+  /** The store's name, read on every publish (a field, not a call through the store). */
+  readonly name: string;
   /** The name in UTF-8, as MsgProto.subject and Ack.subject carry it. */
   readonly nameBytes: Buffer;
   /** Where this channel's stored messages are marshaled (oldest leave first). */
@@ -50,11 +52,8 @@ export class Channel {
     readonly store: ChannelStore,
   ) {
     this.deliverable = store.msgs.lastSequence;
+    this.name = store.name;
     this.nameBytes = Buffer.from(store.name);
-  }
-
-  get name(): string {
-    return this.store.name;
   }
 
   /** The next sequence to assign. */
