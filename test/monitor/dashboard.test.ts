@@ -4,18 +4,15 @@
 // phone's width. Each run leaves screenshots in the test's temporary folder.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium, watchProblems } from '../helpers/chromium.js';
 import { startServer, type RunningServer } from '../../src/index.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 const shots = mkdtempSync(join(tmpdir(), 'wirebus-dashboard-'));
 
 interface Varz {
@@ -26,7 +23,7 @@ interface Varz {
   slow_consumers: number;
 }
 
-describe('the monitoring dashboard', { skip }, () => {
+describe('the monitoring dashboard', { skip: noChromium }, () => {
   let server: RunningServer;
   let browser: Browser;
   let page: Page;
@@ -51,23 +48,10 @@ describe('the monitoring dashboard', { skip }, () => {
     clients[0]!.subscribe('orders.>', { callback: () => undefined });
     clients[1]!.subscribe('billing.*', { queue: 'workers', callback: () => undefined });
     await Promise.all(clients.map((c) => c.flush()));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await launchChromium();
     cleanup.push(() => browser.close());
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`failed request: ${r.url()}`));
+    watchProblems(page, problems);
     page.on('response', (r) => {
       if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
     });

@@ -4,19 +4,15 @@
 // compression, which Chromium offers on every connection.
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { connect, headers, StringCodec, type NatsConnection } from 'nats';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, noChromium, watchProblems } from '../helpers/chromium.js';
 import { startServer, type RunningServer } from '../../src/index.js';
 import { WsTransport } from '../../src/websocket/transport.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 
 const sc = StringCodec();
 // The ESM bundle (the package's `import` entry), not the CommonJS `require` one.
@@ -107,7 +103,7 @@ async function pageServer(): Promise<{ http: HttpServer; url: string }> {
   return { http, url: `http://127.0.0.1:${port}/` };
 }
 
-describe('nats.ws in Chromium', { skip }, () => {
+describe('nats.ws in Chromium', { skip: noChromium }, () => {
   let browser: Browser;
   let page: Page;
   let site: { http: HttpServer; url: string };
@@ -129,24 +125,10 @@ describe('nats.ws in Chromium', { skip }, () => {
       site.http.close();
       return undefined;
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     cleanup.push(() => browser.close());
     page = await browser.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
+    watchProblems(page, errors);
     await page.goto(site.url);
     await page.waitForFunction('window.wb !== undefined');
     await page.evaluate(`window.wb.connect('ws://127.0.0.1:${server.websocket!.port}')`);
