@@ -13,7 +13,7 @@ import type { Bus, BusSubscription } from './bus.js';
 import { InternalBus } from './bus-internal.js';
 import { Channel } from './channel.js';
 import { StanClient } from './client.js';
-import { encodePubAck, encodePubAckError } from './encode.js';
+import { encodePubAckError } from './encode.js';
 import { handleAck } from './handlers/ack.js';
 import { handleConnect } from './handlers/connect.js';
 import { handlePing } from './handlers/ping.js';
@@ -27,7 +27,7 @@ import {
   resolveStreamingOptions,
   validateStreamingOptions,
 } from './options.js';
-import { ConnectRequest } from './protocol/index.js';
+import { ConnectRequest, PubAck } from './protocol/index.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
@@ -86,6 +86,9 @@ export class StreamingServer {
   private readonly lowerNames = new Map<string, string>();
   /** Online subscriptions by ack inbox. */
   readonly ackInboxes = new Map<string, Sub>();
+  /** The client and the channel of the last publish (handlers/publish.ts looks there first). */
+  lastPublisher: StanClient | null = null;
+  lastPublished: Channel | null = null;
 
   inMsgs = 0;
   inBytes = 0;
@@ -94,8 +97,7 @@ export class StreamingServer {
 
   // The publish batch of this turn: acks in arrival order, channels with new messages.
   private ackReplies: string[] = [];
-  private ackGuids: string[] = [];
-  private ackErrors: string[] = [];
+  private acks: Buffer[] = [];
   private dirty: Channel[] = [];
   private batchScheduled = false;
   private batchRunning: Promise<void> | null = null;
@@ -407,16 +409,25 @@ export class StreamingServer {
   private subscribeAll(): void {
     const bus = this.bus;
     const info = this.info;
-    const on = (subject: string, fn: (reply: string | null, data: Buffer) => void): void => {
+    const on = (
+      subject: string,
+      fn: (reply: string | null, data: Buffer) => void,
+      borrows = false,
+    ): void => {
       this.subs.push(
-        bus.subscribe(subject, (_s, reply, data) => {
-          try {
-            fn(reply, data);
-          } catch (err) {
-            // Never let one bad request take the server down.
-            this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
-          }
-        }),
+        bus.subscribe(
+          subject,
+          (_s, reply, data) => {
+            try {
+              fn(reply, data);
+            } catch (err) {
+              // Never let one bad request take the server down.
+              this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
+            }
+          },
+          undefined,
+          borrows,
+        ),
       );
     };
     on(info.discovery, (reply, data) => {
@@ -425,9 +436,14 @@ export class StreamingServer {
     on(this.pingSubject, (reply, data) => {
       handlePing(this, reply, data);
     });
-    on(info.publish + '.>', (reply, data) => {
-      handlePublish(this, reply, data);
-    });
+    // The publish handler copies what it stores (writeMsgProto): no copy before it.
+    on(
+      info.publish + '.>',
+      (reply, data) => {
+        handlePublish(this, reply, data);
+      },
+      true,
+    );
     on(info.subscribe, (reply, data) => {
       void handleSubscribe(this, reply, data);
     });
@@ -445,9 +461,14 @@ export class StreamingServer {
   /** Subscribes to a subscription's ack inbox. */
   listenAcks(sub: Sub): void {
     this.ackInboxes.set(sub.ackInbox, sub);
-    sub.ackSub = this.bus.subscribe(sub.ackInbox, (_s, _r, data) => {
-      handleAck(this, sub, data);
-    });
+    sub.ackSub = this.bus.subscribe(
+      sub.ackInbox,
+      (_s, _r, data) => {
+        handleAck(this, sub, data);
+      },
+      undefined,
+      true,
+    );
   }
 
   stopAcks(sub: Sub): void {
@@ -531,17 +552,17 @@ export class StreamingServer {
     }
     this.channels.delete(name);
     this.lowerNames.delete(name.toLowerCase());
+    if (this.lastPublished === channel) this.lastPublished = null;
     this.logger.info(`STAN: Channel "${name}" has been deleted`);
   }
 
   // ---- the publish batch -----------------------------------------------------------
 
-  /** Queues a PubAck (error '' for success) and schedules the end-of-turn batch. */
-  queueAck(reply: string | null, guid: string, error: string): void {
+  /** Queues a PubAck (encodePubAck/encodePubAckError) and schedules the end-of-turn batch. */
+  queueAck(reply: string | null, ack: Buffer): void {
     if (reply !== null && reply !== '') {
       this.ackReplies.push(reply);
-      this.ackGuids.push(guid);
-      this.ackErrors.push(error);
+      this.acks.push(ack);
       // io_batch_size: a full batch goes to the store now, the rest of the turn after.
       if (this.ackReplies.length >= this.options.ioBatchSize) {
         this.runBatch();
@@ -569,15 +590,13 @@ export class StreamingServer {
     // One batch at a time, so PubAcks keep arrival order across batches.
     const previous = this.batchRunning ?? Promise.resolve();
     const replies = this.ackReplies;
-    const guids = this.ackGuids;
-    const errors = this.ackErrors;
+    const acks = this.acks;
     const dirty = this.dirty;
     if (replies.length === 0 && dirty.length === 0) return;
     // What this batch stored; later publishes wait for their own flush.
     const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
     this.ackReplies = [];
-    this.ackGuids = [];
-    this.ackErrors = [];
+    this.acks = [];
     this.dirty = [];
     // A publish during this batch's flush must mark its channel for the next batch:
     // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
@@ -599,14 +618,14 @@ export class StreamingServer {
             if (this.channels.get(ch.name) === ch) ch.deliverNew();
             else ch.dirty = false;
           }
-          this.sendAcks(replies, guids, errors, null);
+          this.sendAcks(replies, acks, null);
           return;
         }
         // The writes of this batch may be lost: no PubAck may say otherwise.
         const why = String(failure.err);
         this.logger.error(`STAN: Error flushing the store: ${why}`);
         for (const ch of dirty) ch.dirty = false;
-        this.sendAcks(replies, guids, errors, `stan: store flush failed: ${why}`);
+        this.sendAcks(replies, acks, `stan: store flush failed: ${why}`);
       });
     this.batchRunning = run;
     void run.then(() => {
@@ -614,15 +633,16 @@ export class StreamingServer {
     });
   };
 
-  private sendAcks(replies: string[], guids: string[], errors: string[], failure: string | null) {
+  private sendAcks(replies: string[], acks: Buffer[], failure: string | null) {
     const bus = this.bus;
     for (let i = 0; i < replies.length; i++) {
-      const error = errors[i]! !== '' ? errors[i]! : (failure ?? '');
-      bus.publish(
-        replies[i]!,
-        null,
-        error === '' ? encodePubAck(guids[i]!) : encodePubAckError(guids[i]!, error),
-      );
+      let ack = acks[i]!;
+      if (failure !== null) {
+        // What was stored is not durable: a PubAck that said so gets the error instead.
+        const sent = PubAck.decode(ack);
+        if (sent.error === '') ack = encodePubAckError(sent.guid, failure);
+      }
+      bus.publish(replies[i]!, null, ack);
     }
   }
 
