@@ -230,8 +230,7 @@ export class StreamingServer {
     this.lowerNames.clear();
     this.ackInboxes.clear();
     this.ackReplies = [];
-    this.ackGuids = [];
-    this.ackErrors = [];
+    this.acks = [];
     this.dirty = [];
     (this.store as Partial<{ abandon(): void }>).abandon?.();
     this.logger.debug(`STAN: no longer serving: ${reason}`);
