@@ -15,6 +15,7 @@ import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
 import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
+import { attachJetStreamForCli, jetstreamSettingsForCli } from './jetstream/cli.js';
 import { websocketFromConfig } from './websocket/config.js';
 
 /**
@@ -72,6 +73,8 @@ export async function main(
   if (typeof streaming === 'number') return streaming;
   const clustering = clusterSettingsForCli(cl, settings.config);
   if (typeof clustering === 'number') return clustering;
+  const jetstream = jetstreamSettingsForCli(cl, settings.config);
+  if (typeof jetstream === 'number') return jetstream;
   let server: Server;
   try {
     // -t only checks: no log file is created.
@@ -112,6 +115,7 @@ export async function main(
   for (const warning of settings.config?.warnings ?? []) server.logger.warn(warning);
   for (const warning of ignoredFlagWarnings(cl)) server.logger.warn(warning);
   const monitor = attachMonitor(server);
+  await attachJetStreamForCli(server, jetstream);
   server.configFile = cl.configFile;
   // As the reference, the pid file is there before the server logs that it is ready.
   writePidFile(server);

@@ -10,6 +10,8 @@ import type { StreamingServer } from './streaming/server.js';
 import { attachCluster } from './cluster/attach.js';
 import type { Cluster } from './cluster/cluster.js';
 import type { ClusterOptions } from './cluster/options.js';
+import type { JetStream } from './jetstream/jetstream.js';
+import type { JetStreamOptions } from './jetstream/options.js';
 import type { WebsocketListener } from './websocket/listener.js';
 import type { WebsocketOptions } from './websocket/options.js';
 
@@ -48,6 +50,9 @@ export { reloadCluster } from './cluster/reload.js';
 export type { WebsocketOptions, WebsocketTlsOptions } from './websocket/options.js';
 export type { WebsocketListener } from './websocket/listener.js';
 
+export type { JetStream } from './jetstream/jetstream.js';
+export type { JetStreamOptions } from './jetstream/options.js';
+
 export type StartOptions = Partial<ServerOptions> & {
   /**
    * Authentication, accounts, permissions and TLS, as the reference's authorization,
@@ -62,6 +67,12 @@ export type StartOptions = Partial<ServerOptions> & {
    * `routes`, e.g. `{ name: 'c1', port: 0, routes: ['nats-route://127.0.0.1:6222'] }`.
    */
   cluster?: Partial<ClusterOptions>;
+  /**
+   * Runs JetStream: `true` keeps every stream in memory (no directory needed);
+   * `{ storeDir }` keeps file streams under that directory, e.g.
+   * `{ storeDir: '/tmp/js', maxMemoryStore: 1 << 30 }`.
+   */
+  jetstream?: Partial<JetStreamOptions> | boolean;
   /**
    * Opens the WebSocket listener, as the reference's websocket block, e.g.
    * `{ port: 0, noTls: true }` (`port` 0 for a free one; TLS with `tls`).
@@ -83,6 +94,8 @@ export interface RunningServer {
   readonly streaming: StreamingServer | null;
   /** The cluster layer when `cluster` was given, else null; `cluster.port` is the route port. */
   readonly cluster: Cluster | null;
+  /** The JetStream engine when `jetstream` was given, else null. */
+  readonly jetstream: JetStream | null;
   /** The WebSocket listener when `websocket` was given, else null; `websocket.port` is its port. */
   readonly websocket: WebsocketListener | null;
   close(): Promise<void>;
@@ -96,6 +109,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const {
     streaming: streamingOptions,
     cluster: clusterOptions,
+    jetstream: jetstreamOptions,
     websocket: websocketOptions,
     ...coreOptions
   } = options;
@@ -114,6 +128,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   if (security !== undefined) attachSecurity(server, security);
   const monitor = attachMonitor(server);
   const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);
+  let jetstream: JetStream | null = null;
+  if (jetstreamOptions !== undefined && jetstreamOptions !== false) {
+    // Loaded only when asked for, as the streaming layer: JetStream off costs nothing.
+    const { startJetStream } = await import('./jetstream/attach.js');
+    const jsOptions = jetstreamOptions === true ? {} : jetstreamOptions;
+    server.onStart(() => {
+      jetstream = startJetStream(server, jsOptions);
+      return Promise.resolve();
+    });
+  }
   let websocket: WebsocketListener | null = null;
   if (websocketOptions !== undefined) {
     // Loaded only when asked for: it brings Node's HTTP(S) server and zlib.
@@ -151,6 +175,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     httpPort: monitor?.port ?? 0,
     streaming,
     cluster,
+    jetstream,
     websocket,
     close: () => server.close(),
   };

@@ -20,7 +20,7 @@ import { parseGoDuration } from '../config/duration.js';
 import type { ExportConfig, ImportConfig, ResponseType } from './accounts.js';
 import { findJwt } from './jwt.js';
 import { isPublicKey } from './nkeys.js';
-import type { AccountConfig, SecurityOptions } from './options.js';
+import type { AccountConfig, AccountJetStream, SecurityOptions } from './options.js';
 import {
   checkPermissionSubject,
   DEFAULT_RESPONSE_EXPIRES,
@@ -390,6 +390,7 @@ export function parseAccounts(v: ConfValue): Record<string, AccountConfig> {
     let exports: ExportConfig[] = [];
     let imports: ImportConfig[] = [];
     let defaults: PermissionsConfig | null = null;
+    let jetstream: AccountJetStream | undefined;
     for (const f of entries(e.value)) {
       switch (f.key.toLowerCase()) {
         case 'users':
@@ -404,8 +405,10 @@ export function parseAccounts(v: ConfValue): Record<string, AccountConfig> {
         case 'default_permissions':
           defaults = parsePermissions(f.value);
           break;
-        case 'nkey':
         case 'jetstream':
+          jetstream = parseAccountJetStream(f.value);
+          break;
+        case 'nkey':
         case 'mappings':
         case 'maps':
         case 'limits':
@@ -419,9 +422,53 @@ export function parseAccounts(v: ConfValue): Record<string, AccountConfig> {
       const d = defaults;
       users = users.map((u) => (u.permissions === undefined ? { ...u, permissions: d } : u));
     }
-    out[name] = { users, exports, imports };
+    out[name] =
+      jetstream === undefined
+        ? { users, exports, imports }
+        : { users, exports, imports, jetstream };
   }
   return out;
+}
+
+/** An account's `jetstream`: enabled/disabled, or `{max_mem, max_file, max_streams, max_consumers}`. */
+function parseAccountJetStream(v: ConfValue): AccountJetStream {
+  if (v.kind === 'bool') return v.value;
+  if (v.kind === 'string') {
+    const w = v.value.toLowerCase();
+    if (w === 'enabled' || w === 'enable' || w === 'true') return true;
+    if (w === 'disabled' || w === 'disable' || w === 'false') return false;
+    fail(v, `jetstream: expected enabled or disabled, got "${v.value}"`);
+  }
+  const m = map(v, 'jetstream');
+  const limits: {
+    maxMemory?: number;
+    maxStore?: number;
+    maxStreams?: number;
+    maxConsumers?: number;
+  } = {};
+  for (const f of entries(m)) {
+    if (f.value.kind !== 'int') fail(f, `jetstream.${f.key}: expected an integer`);
+    const n = (f.value as { value: number }).value;
+    switch (f.key.toLowerCase()) {
+      case 'max_mem':
+      case 'max_memory':
+        limits.maxMemory = n;
+        break;
+      case 'max_file':
+      case 'max_store':
+        limits.maxStore = n;
+        break;
+      case 'max_streams':
+        limits.maxStreams = n;
+        break;
+      case 'max_consumers':
+        limits.maxConsumers = n;
+        break;
+      default:
+        unknown(f, 'jetstream');
+    }
+  }
+  return limits;
 }
 
 function parseExports(v: ConfValue): ExportConfig[] {

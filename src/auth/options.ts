@@ -16,7 +16,21 @@ export interface AccountConfig {
   readonly users?: readonly UserConfig[];
   readonly exports?: readonly ExportConfig[];
   readonly imports?: readonly ImportConfig[];
+  /**
+   * JetStream in this account (`jetstream: enabled`, or limits): when any account sets
+   * it, only those accounts have JetStream, as in the reference. -1 is no limit.
+   */
+  readonly jetstream?: AccountJetStream;
 }
+
+export type AccountJetStream =
+  | boolean
+  | {
+      readonly maxMemory?: number;
+      readonly maxStore?: number;
+      readonly maxStreams?: number;
+      readonly maxConsumers?: number;
+    };
 
 export interface SecurityOptions {
   /** `--auth` / `authorization { token }`: plain or bcrypt. */

@@ -97,7 +97,7 @@ export class Security implements SecurityHooks {
       if (name === '$G' || name === '$SYS') {
         throw new SecurityConfigError(`${JSON.stringify(name)} is a Reserved Account`, 'accounts');
       }
-      this.account(name);
+      this.account(name).jetstream = a.jetstream;
       if (a.exports !== undefined) exports.set(name, a.exports);
       if (a.imports !== undefined) imports.set(name, a.imports);
     }

@@ -43,7 +43,6 @@ export function registerConfigKeys(names: readonly string[], handler?: KeyHandle
 
 /** Keys of the reference server that wirebus does not implement: logged, then ignored. */
 const unsupported = new Set([
-  'jetstream',
   'store_dir',
   'leafnodes',
   'leaf',

@@ -72,10 +72,18 @@ export function gatewayzHandler(server: Server): MonitorHandler {
   return (req) => json({ ...head(server), outbound_gateways: {}, inbound_gateways: {} }, req.query);
 }
 
-/** /jsz of a server without JetStream, as the reference answers it. */
+/** The reference writes "unlimited" reservations as uint64 -1, past what a double holds exactly. */
+const UINT64_MAX_AS_DOUBLE = /18446744073709552000/g;
+
+/** /jsz: JetStream's figures, or those of a server without it, as the reference answers. */
 export function jszHandler(server: Server): MonitorHandler {
-  return (req) =>
-    json(
+  return (req) => {
+    const js = server.jetstream;
+    if (js !== null) {
+      const r = json({ ...head(server), ...js.jsz(req.query) }, req.query);
+      return { ...r, body: r.body.replace(UINT64_MAX_AS_DOUBLE, '18446744073709551615') };
+    }
+    return json(
       {
         ...head(server),
         disabled: true,
@@ -94,6 +102,7 @@ export function jszHandler(server: Server): MonitorHandler {
       },
       req.query,
     );
+  };
 }
 
 /** Link texts of the core endpoints, in the reference's order. */

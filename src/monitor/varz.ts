@@ -91,7 +91,7 @@ export function varz(
   v.leaf = {};
   v.mqtt = {};
   v.websocket = server.sideListeners.get('websocket')?.varz() ?? {};
-  v.jetstream = {};
+  v.jetstream = server.jetstream === null ? {} : server.jetstream.varz();
   v.tls_timeout = TLS_TIMEOUT;
   v.write_deadline = msToNs(o.writeDeadline);
   v.start = rfc3339(start);

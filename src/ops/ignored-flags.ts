@@ -1,7 +1,7 @@
 // Flags of the reference that wirebus accepts and ignores, so that an existing
 // nats-server command line starts wirebus unchanged, with a warning naming each:
 // syslog (-s, -r), log file rotation by size, traced payload length (payloads are
-// never traced), JetStream and the profiler, as the config file's keys for them.
+// never traced) and the profiler, as the config file's keys for them.
 
 import { type CommandLine, registerFlag } from '../config/flags.js';
 
@@ -20,8 +20,6 @@ const IGNORED: readonly { names: string[]; value: boolean; help: string }[] = [
     value: true,
     help: 'Maximum printable length for traced messages (payloads are not traced)',
   },
-  { names: ['js', 'jetstream'], value: false, help: 'Enable JetStream (not supported, ignored)' },
-  { names: ['sd', 'store_dir'], value: true, help: 'JetStream storage directory (ignored)' },
   { names: ['profile'], value: true, help: 'Profiling HTTP port (not supported, ignored)' },
 ];
 

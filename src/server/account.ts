@@ -9,6 +9,16 @@ import type { RouteSink, Subscription } from './subscription.js';
 
 export const GLOBAL_ACCOUNT = '$G';
 
+/** `jetstream: enabled|disabled` or its limits, as an account's configuration gives it. */
+export type AccountJetStreamSetting =
+  | boolean
+  | {
+      readonly maxMemory?: number;
+      readonly maxStore?: number;
+      readonly maxStreams?: number;
+      readonly maxConsumers?: number;
+    };
+
 /**
  * Routing beyond the account's own index (src/auth/accounts.ts): service imports to
  * exporters and their responses back, and the shadows of stream imports, which
@@ -33,6 +43,11 @@ export class Account {
    * there are none, route() takes the single-server path and never looks for them.
    */
   routeSubs = 0;
+  /**
+   * The account's JetStream setting from the configuration (src/auth), read by the
+   * JetStream layer when it starts; undefined when the account does not say.
+   */
+  jetstream: AccountJetStreamSetting | undefined = undefined;
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;

@@ -77,6 +77,23 @@ export interface ClusterHooks {
   wsClientUrls(ldm: boolean): string[] | null;
 }
 
+/**
+ * JetStream (src/jetstream) plugs in here; null when it is off, and then nothing of it
+ * runs and INFO says nothing of it.
+ */
+export interface JetStreamHooks {
+  /** Adds `jetstream` to a client INFO under construction. */
+  clientInfo(info: Record<string, unknown>): void;
+  /** The JetStream domain, written into INFO after `cluster` as the reference; '' for none. */
+  readonly domain: string;
+  /** A subscription came: a push consumer waiting for interest on it may start. */
+  subscribed(sub: Subscription): void;
+  /** /jsz after server_id and now, with its query (accounts, streams, consumers, config, acc). */
+  jsz(query: URLSearchParams): Record<string, unknown>;
+  /** /varz's `jetstream` block. */
+  varz(): Record<string, unknown>;
+}
+
 export class Server {
   readonly options: ServerOptions;
   readonly logger: Logger;
@@ -96,6 +113,7 @@ export class Server {
   lameDuck = false;
   security: SecurityHooks | null = null;
   cluster: ClusterHooks | null = null;
+  jetstream: JetStreamHooks | null = null;
   /**
    * A cluster name configured without a cluster port: the reference still logs it
    * and puts it in client INFO. Unused once a cluster layer is attached.
@@ -281,11 +299,14 @@ export class Server {
     if (this.authRequired) info.auth_required = true;
     if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
+    if (this.jetstream !== null) this.jetstream.clientInfo(info);
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;
     if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
     else if (this.clusterName !== '') info.cluster = this.clusterName;
+    if (this.jetstream !== null && this.jetstream.domain !== '')
+      info.domain = this.jetstream.domain;
     if (extra.ldm === true) info.ldm = true;
     if (c.via !== null) c.via.info(info);
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
@@ -371,6 +392,7 @@ export class Server {
     const account = sub.client.account;
     if (this.cluster !== null) this.cluster.localInterest(account, sub, 1);
     if (account.links !== null) account.links.subscribed(sub);
+    if (this.jetstream !== null) this.jetstream.subscribed(sub);
   }
 
   subscriptionRemoved(sub: Subscription): void {
@@ -436,18 +458,24 @@ export class Server {
     return sub;
   }
 
-  /** Publishes from inside the process; returns how many subscriptions received it. */
+  /**
+   * Publishes from inside the process; returns how many subscriptions received it.
+   * `deliverAs`, when set, is the subject the MSG lines show while `subject` decides who
+   * receives it: JetStream delivers a stored message to a consumer's subject under the
+   * subject it was published to, as the reference does.
+   */
   publishInternal(
     c: Client,
     subject: string,
     reply: string | null,
     data: Buffer,
     headers: Buffer | null = null,
+    deliverAs: string | null = null,
   ): number {
     // The shared message serves one publish at a time: one made while another is
     // still being routed (to local subscribers, then to the routes) gets its own.
     const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).set(
-      subject,
+      deliverAs ?? subject,
       reply,
       headers,
       data,

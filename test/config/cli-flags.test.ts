@@ -105,9 +105,6 @@ test('flags of the reference that wirebus ignores are accepted and warned about'
     '--log_size_limit',
     '1GB',
     '--max_traced_msg_len=64',
-    '-js',
-    '-sd',
-    '/var/js',
     '--profile',
     '6060',
     '-p',
@@ -116,15 +113,7 @@ test('flags of the reference that wirebus ignores are accepted and warned about'
   assert.equal(cl.options.port, 4333);
   assert.deepEqual(
     ignoredFlagWarnings(cl).map((w) => /--(\w+)/.exec(w)?.[1]),
-    [
-      'syslog',
-      'remote_syslog',
-      'log_size_limit',
-      'max_traced_msg_len',
-      'jetstream',
-      'store_dir',
-      'profile',
-    ],
+    ['syslog', 'remote_syslog', 'log_size_limit', 'max_traced_msg_len', 'profile'],
   );
   assert.equal(
     ignoredFlagWarnings(cl)[0],

@@ -1,0 +1,229 @@
+// JetStream in one account: its streams, its internal client (which holds the streams'
+// subscriptions and publishes acks, deliveries and API responses), its limits and usage,
+// and the `$JS.API.>` subscription that hands requests to the API router.
+
+import type { Account } from '../server/account.js';
+import type { Client } from '../server/client.js';
+import type { Subscription } from '../server/subscription.js';
+import { subjectMatches } from '../subjects/validate.js';
+import { dispatchApi } from './api/router.js';
+import { recoverStreams } from './recover.js';
+import type { ApiBody } from './api/response.js';
+import type { JetStream } from './jetstream.js';
+import type { JsAccountLimits } from './options.js';
+import type { Stream, StreamHost } from './stream.js';
+import type { StorageType, StreamStoreProvider } from './storage/types.js';
+import { openProvider } from './storage/open.js';
+import { nowNs, rfc3339Nano } from './time.js';
+import { nuid } from '../streaming/nuid.js';
+
+const AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
+
+/** A push consumer that starts delivering once its deliver subject has a subscriber. */
+export interface InterestWaiter {
+  readonly deliverSubject: string;
+  interestAppeared(): void;
+}
+
+export class JsAccount implements StreamHost {
+  readonly client: Client;
+  readonly streams = new Map<string, Stream>();
+  memoryUsed = 0;
+  storeUsed = 0;
+  apiTotal = 0;
+  apiErrors = 0;
+  private apiSub: Subscription | null = null;
+  /** `$JS.<domain>.API.>`, the same API under the domain's prefix. */
+  private domainSub: Subscription | null = null;
+  /** Push consumers waiting for a subscriber on their deliver subject. */
+  readonly awaiting = new Set<InterestWaiter>();
+  private readonly providers = new Map<StorageType, StreamStoreProvider>();
+
+  constructor(
+    readonly js: JetStream,
+    readonly account: Account,
+    public limits: JsAccountLimits,
+    /** False for an account that only answers "JetStream not enabled for account". */
+    readonly enabled = true,
+  ) {
+    this.client = js.server.createInternalClient('jetstream', account);
+  }
+
+  get domain(): string {
+    return this.js.options.domain;
+  }
+
+  get accountName(): string {
+    return this.account.name;
+  }
+
+  start(): void {
+    if (this.enabled) recoverStreams(this);
+    this.apiSub = this.js.server.subscribeInternal(
+      this.client,
+      '$JS.API.>',
+      null,
+      (subject, reply, hdr, data) => {
+        dispatchApi(this, subject, reply, hdr, data);
+      },
+    );
+    const domain = this.js.options.domain;
+    if (domain !== '') {
+      const prefix = `$JS.${domain}.API.`;
+      this.domainSub = this.js.server.subscribeInternal(
+        this.client,
+        prefix + '>',
+        null,
+        (subject, reply, hdr, data) => {
+          dispatchApi(this, '$JS.API.' + subject.substring(prefix.length), reply, hdr, data);
+        },
+      );
+    }
+  }
+
+  provider(storage: StorageType): StreamStoreProvider {
+    let p = this.providers.get(storage);
+    if (p === undefined) {
+      p = openProvider(storage, this.js.accountDir(this.account.name));
+      this.providers.set(storage, p);
+    }
+    return p;
+  }
+
+  // ---- StreamHost ---------------------------------------------------------------
+
+  publish(
+    subject: string,
+    reply: string | null,
+    hdr: Buffer | null,
+    data: Buffer,
+    deliverAs?: string,
+  ): number {
+    return this.js.server.publishInternal(
+      this.client,
+      subject,
+      reply,
+      data,
+      hdr,
+      deliverAs ?? null,
+    );
+  }
+
+  subscribe(
+    subject: string,
+    handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+  ): Subscription {
+    return this.js.server.subscribeInternal(this.client, subject, null, handler);
+  }
+
+  unsubscribe(sub: Subscription): void {
+    this.client.removeSubscription(sub);
+  }
+
+  hasInterest(subject: string): boolean {
+    const r = this.account.sublist.match(subject);
+    return r.psubs.length > 0 || r.qsubs.length > 0;
+  }
+
+  awaitInterest(w: InterestWaiter): void {
+    this.awaiting.add(w);
+  }
+
+  cancelInterestWait(w: InterestWaiter): void {
+    this.awaiting.delete(w);
+  }
+
+  /** A subscription on `subject` came: wakes the consumers it delivers to. */
+  interestAppeared(subject: string): void {
+    for (const w of [...this.awaiting]) {
+      if (subjectMatches(w.deliverSubject, subject)) {
+        this.awaiting.delete(w);
+        w.interestAppeared();
+      }
+    }
+  }
+
+  advisory(subject: string, body: Record<string, unknown>): void {
+    if (!this.hasInterest(subject)) return;
+    const o: Record<string, unknown> = {
+      type: body.type,
+      id: nuid.next(),
+      timestamp: rfc3339Nano(nowNs()),
+    };
+    for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
+    this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
+  }
+
+  warn(text: string): void {
+    this.js.server.logger.warn(`JetStream: ${text}`);
+  }
+
+  limitsExceeded(storage: 'memory' | 'file', size: number): boolean {
+    const l = this.limits;
+    if (storage === 'memory') {
+      if (l.maxMemory >= 0 && this.memoryUsed + size > l.maxMemory) return true;
+      return this.js.memoryUsed() + size > this.js.maxMemory;
+    }
+    if (l.maxStore >= 0 && this.storeUsed + size > l.maxStore) return true;
+    return this.js.storeUsed() + size > this.js.maxStore;
+  }
+
+  storageDelta(storage: StorageType, bytes: number): void {
+    if (storage === 'memory') this.memoryUsed += bytes;
+    else this.storeUsed += bytes;
+  }
+
+  consumerCount(): number {
+    let n = 0;
+    for (const s of this.streams.values()) n += s.consumers.size;
+    return n;
+  }
+
+  /**
+   * Sends an API response; counts it for $JS.API.INFO and /jsz (and as an error when it
+   * carries one and `countError` holds), as the reference's trackAPI / trackAPIErr.
+   */
+  respond(reply: string | null, body: ApiBody, countError = true, count = true): string {
+    if (count) {
+      this.apiTotal++;
+      this.js.apiTotal++;
+      if (countError && body.error !== undefined) {
+        this.apiErrors++;
+        this.js.apiErrors++;
+      }
+    }
+    const text = JSON.stringify(body);
+    if (reply !== null && reply !== '') this.publish(reply, null, null, Buffer.from(text));
+    return text;
+  }
+
+  /**
+   * `$JS.EVENT.ADVISORY.API`: each API request and its response, for whoever listens
+   * (nothing is built when nobody does). The requester's client details are not known
+   * to an in-process subscriber: only its account is given.
+   */
+  audit(subject: string, request: Buffer, response: string): void {
+    if (!this.hasInterest(AUDIT_SUBJECT)) return;
+    const server = this.js.server.name;
+    const body: Record<string, unknown> = {
+      type: 'io.nats.jetstream.advisory.v1.api_audit',
+      server,
+      client: { acc: this.account.name, server },
+      subject,
+    };
+    if (request.length > 0) body.request = request.toString('utf8');
+    body.response = response;
+    this.advisory(AUDIT_SUBJECT, body);
+  }
+
+  async stop(): Promise<void> {
+    if (this.apiSub !== null) this.client.removeSubscription(this.apiSub);
+    if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
+    this.apiSub = null;
+    this.domainSub = null;
+    for (const s of this.streams.values()) {
+      await s.stop();
+      await s.store.stop();
+    }
+  }
+}

@@ -1,0 +1,990 @@
+// One consumer of a stream: which messages it delivers (deliver policy, filter), where
+// (a push subject, or the pull requests waiting on MSG.NEXT), the acks it waits for
+// ($JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>), redelivery after
+// ack_wait / backoff / -NAK, max_deliver, max_ack_pending, heartbeats and flow control,
+// and the counters CONSUMER.INFO reports, after nats-server 2.9's consumer.go.
+
+import type { Subscription } from '../server/subscription.js';
+import { hasWildcard } from '../subjects/validate.js';
+import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
+import { statusHeader } from './headers.js';
+import type { Stream, StreamConsumer, StreamHost } from './stream.js';
+import type { ConsumerStore, StoredMsg } from './storage/types.js';
+import { subjectMatches } from './storage/match.js';
+import { nowNs, rfc3339Nano } from './time.js';
+
+interface Pending {
+  dseq: number;
+  /** Delivery time, ns. */
+  ts: number;
+  /** Deliveries so far. */
+  dc: number;
+  subject: string;
+}
+
+interface PullRequest {
+  reply: string;
+  batch: number;
+  /** Bytes it may still receive (max_bytes), Infinity without a limit. */
+  bytesLeft: number;
+  /** Deliveries made for it. */
+  delivered: number;
+  /** Deadline (ms, Date.now clock), 0 for none. */
+  expires: number;
+  noWait: boolean;
+  /** Heartbeat interval (ms), 0 for none, and when the next is due. */
+  hb: number;
+  hbNext: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+const MS = 1e6;
+
+export class Consumer implements StreamConsumer {
+  readonly name: string;
+  cfg: ConsumerConfig;
+  readonly created: number;
+  readonly filter: string;
+  private readonly wildcard: boolean;
+  /** Next stream sequence to look at, next delivery sequence. */
+  private sseq = 1;
+  private dseq = 1;
+  private adflr = 0;
+  private asflr = 0;
+  private readonly pending = new Map<number, Pending>();
+  /** Stream sequences waiting for redelivery, oldest first, and their delivery counts. */
+  private rdq: number[] = [];
+  private readonly rdc = new Map<number, number>();
+  /** last_per_subject: the sequences to deliver before sseq, oldest first. */
+  private readonly lps: number[] = [];
+  private readonly waiting: PullRequest[] = [];
+  /** Messages left to deliver (matching the filter, at or after sseq). */
+  private npc = 0;
+  private ackSub: Subscription | null = null;
+  private ackTimer: NodeJS.Timeout | null = null;
+  private pullTimer: NodeJS.Timeout | null = null;
+  private hbTimer: NodeJS.Timeout | null = null;
+  private inactiveTimer: NodeJS.Timeout | null = null;
+  private interestTimer: NodeJS.Timeout | null = null;
+  /** replay_policy original: the wall time (ms) and stored time (ns) of the first delivery. */
+  private replayWall = 0;
+  private replayTs = 0;
+  private replayTimer: NodeJS.Timeout | null = null;
+  /** rate_limit_bps: when (ms) the next message may go. */
+  private paceNext = 0;
+  private interestRetryMs = INTEREST_RETRY_MS;
+  /** sample_freq as a percentage (0: no ack metrics). */
+  private readonly sampleFreq: number;
+  private lastActive = 0;
+  /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
+  private lastDelivered = 0;
+  private lastAcked = 0;
+  private readonly ackPrefix: string;
+  private readonly msg: StoredMsg = { subject: '', seq: 0, ts: 0, hdr: EMPTY, data: EMPTY };
+  private delivering = false;
+  /** Flow control: the reply subject of the request in flight, and bytes since it. */
+  private fcReply = '';
+  private fcBytes = 0;
+  closed = false;
+
+  constructor(
+    private readonly stream: Stream,
+    private readonly host: StreamHost,
+    name: string,
+    cfg: ConsumerConfig,
+    private readonly store: ConsumerStore,
+    created: number,
+    private readonly onInactive: (c: Consumer) => void,
+  ) {
+    this.name = name;
+    this.cfg = cfg;
+    this.created = created;
+    this.filter = cfg.filterSubject;
+    this.wildcard = this.filter !== '' && hasWildcard(this.filter);
+    this.ackPrefix = `$JS.ACK.${stream.name}.${name}.`;
+    const freq = cfg.sampleFreq.endsWith('%') ? cfg.sampleFreq.slice(0, -1) : cfg.sampleFreq;
+    this.sampleFreq = freq === '' ? 0 : Number(freq);
+  }
+
+  get isPush(): boolean {
+    return this.cfg.deliverSubject !== '';
+  }
+
+  get durable(): boolean {
+    return this.cfg.durable !== '';
+  }
+
+  /** Picks the starting sequence from the deliver policy and starts listening for acks. */
+  start(): void {
+    const store = this.stream.store;
+    const st = store.state();
+    const cfg = this.cfg;
+    switch (cfg.deliverPolicy) {
+      case 'all':
+        this.sseq = st.firstSeq > 0 ? st.firstSeq : 1;
+        break;
+      case 'last_per_subject': {
+        // The last message of each subject stored now, then everything after.
+        for (const ss of store.subjectsState(this.filter).values()) this.lps.push(ss.last);
+        this.lps.sort((a, b) => a - b);
+        this.sseq = st.lastSeq + 1;
+        break;
+      }
+      case 'last': {
+        const last = store.loadLastMsg(this.filter);
+        this.sseq = last === undefined ? st.lastSeq + 1 : last.seq;
+        break;
+      }
+      case 'new':
+        this.sseq = st.lastSeq + 1;
+        break;
+      case 'by_start_sequence':
+        this.sseq = cfg.optStartSeq;
+        break;
+      case 'by_start_time':
+        this.sseq = store.getSeqFromTime(cfg.optStartTime ?? 0);
+        break;
+    }
+    // The reference reports an ack floor of 0 until the first ack, wherever delivery starts.
+    this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
+    this.store.setStarting(this.sseq - 1);
+    this.recountPending();
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
+    this.touch();
+    this.kick();
+  }
+
+  /**
+   * A consumer recovered at start-up: its position, pending acks and delivery counts
+   * come from its store (the reference's readStoredState), not from the deliver policy.
+   */
+  resume(): void {
+    const st = this.store.state();
+    this.sseq = st.delivered.stream + 1;
+    this.dseq = st.delivered.consumer + 1;
+    this.adflr = st.ackFloor.consumer;
+    this.asflr = st.ackFloor.stream;
+    const now = nowNs();
+    for (const [sseq, p] of st.pending) {
+      const m = this.stream.store.loadMsg(sseq);
+      if (m === undefined) continue;
+      const dc = (st.redelivered.get(sseq) ?? 0) + 1;
+      // Redelivered after ack_wait from now, as the reference does after a restart.
+      this.pending.set(sseq, { dseq: p.sequence, ts: Math.min(p.ts, now), dc, subject: m.subject });
+      if (dc > 1) this.rdc.set(sseq, dc - 1);
+    }
+    this.recountPending();
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    if (this.isPush && this.cfg.heartbeat > 0) this.armHeartbeat();
+    this.armAckTimer();
+    this.touch();
+    this.kick();
+  }
+
+  // ---- delivery ---------------------------------------------------------------
+
+  signal(seq: number, subject: string): void {
+    if (seq >= this.sseq && (this.filter === '' || this.matches(subject))) this.npc++;
+    this.kick();
+  }
+
+  streamPurged(firstSeq: number): void {
+    if (this.sseq < firstSeq) this.sseq = firstSeq;
+    for (const seq of [...this.pending.keys()]) {
+      if (seq < firstSeq) this.pending.delete(seq);
+    }
+    this.rdq = this.rdq.filter((s) => s >= firstSeq);
+    if (this.asflr < firstSeq - 1) this.asflr = firstSeq - 1;
+    this.recountPending();
+  }
+
+  needsAck(seq: number, subject: string): boolean {
+    if (this.filter !== '' && !this.matches(subject)) return false;
+    if (seq >= this.sseq) return true;
+    if (this.cfg.ackPolicy === 'none') return false;
+    return this.pending.has(seq) || seq > this.asflr;
+  }
+
+  private matches(subject: string): boolean {
+    return this.wildcard ? subjectMatches(subject, this.filter) : subject === this.filter;
+  }
+
+  private recountPending(): void {
+    this.npc = this.lps.length + this.stream.store.filteredState(this.sseq, this.filter).msgs;
+  }
+
+  /** Delivers as much as the targets and max_ack_pending allow. */
+  kick(): void {
+    if (this.closed || this.delivering) return;
+    this.delivering = true;
+    try {
+      this.deliverLoop();
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  private deliverLoop(): void {
+    const acks = this.cfg.ackPolicy !== 'none';
+    // Expired requests and requesters gone away are dropped once per round, not per message.
+    if (!this.isPush) this.expireRequests();
+    for (;;) {
+      let target: string;
+      let req: PullRequest | undefined;
+      if (this.isPush) {
+        if (this.fcReply !== '') return;
+        if (!this.host.hasInterest(this.cfg.deliverSubject)) {
+          this.awaitInterest();
+          return;
+        }
+        this.interestRetryMs = INTEREST_RETRY_MS;
+        target = this.cfg.deliverSubject;
+      } else {
+        req = this.waiting[0];
+        if (req === undefined) return;
+        target = req.reply;
+      }
+      if (acks && this.cfg.maxAckPending > 0 && this.pending.size >= this.cfg.maxAckPending) {
+        // A redelivery does not add to what is pending.
+        if (this.rdq.length === 0) return;
+      }
+      const m = this.nextMsg();
+      if (m === null) {
+        if (req !== undefined && req.noWait) this.endNoWait(req);
+        else return;
+        continue;
+      }
+      const [seq, dc] = m;
+      const msg = this.msg;
+      if (this.cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
+        this.unget(seq, dc);
+        return;
+      }
+      if (this.cfg.rateLimit > 0 && this.paced()) {
+        this.unget(seq, dc);
+        return;
+      }
+      if (req !== undefined && req.bytesLeft !== Infinity) {
+        const size = msg.subject.length + msg.hdr.length + msg.data.length;
+        if (size > req.bytesLeft) {
+          this.unget(seq, dc);
+          if (req.delivered === 0) {
+            this.waiting.shift();
+            this.host.publish(
+              req.reply,
+              null,
+              statusHeader(
+                '409 Message Size Exceeds MaxBytes',
+                `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
+              ),
+              EMPTY,
+            );
+          } else {
+            this.finishRequest(req, true);
+          }
+          continue;
+        }
+        req.bytesLeft -= size;
+      }
+      this.deliver(target, seq, dc, acks);
+      if (req !== undefined) {
+        req.delivered++;
+        if (--req.batch <= 0 || req.bytesLeft <= 0) this.waiting.shift();
+      }
+    }
+  }
+
+  /**
+   * replay_policy original: messages go out spaced as they were stored. True (with a
+   * timer set to come back) when the message at `ts` is not due yet.
+   */
+  private replayNotYet(ts: number): boolean {
+    const now = Date.now();
+    if (this.replayWall === 0) {
+      this.replayWall = now;
+      this.replayTs = ts;
+      return false;
+    }
+    const due = this.replayWall + (ts - this.replayTs) / MS;
+    if (now >= due) return false;
+    if (this.replayTimer === null) {
+      this.replayTimer = setTimeout(
+        () => {
+          this.replayTimer = null;
+          this.kick();
+        },
+        Math.ceil(due - now),
+      );
+      this.replayTimer.unref();
+    }
+    return true;
+  }
+
+  /**
+   * rate_limit_bps: true (with a timer set to come back) while what was sent so far is
+   * ahead of the rate.
+   */
+  private paced(): boolean {
+    const now = Date.now();
+    if (now >= this.paceNext) return false;
+    if (this.replayTimer === null) {
+      this.replayTimer = setTimeout(
+        () => {
+          this.replayTimer = null;
+          this.kick();
+        },
+        Math.ceil(this.paceNext - now),
+      );
+      this.replayTimer.unref();
+    }
+    return true;
+  }
+
+  /** The next message to send: a redelivery first, then the next new one. Null when none. */
+  private nextMsg(): [number, number] | null {
+    const store = this.stream.store;
+    while (this.rdq.length > 0) {
+      const seq = this.rdq.shift()!;
+      const p = this.pending.get(seq);
+      if (p === undefined) continue;
+      const dc = p.dc + 1;
+      if (this.cfg.maxDeliver > 0 && dc > this.cfg.maxDeliver) {
+        this.deliveryExceeded(seq, p.dc);
+        continue;
+      }
+      if (store.loadMsg(seq, this.msg) === undefined) {
+        this.pending.delete(seq);
+        continue;
+      }
+      return [seq, dc];
+    }
+    while (this.lps.length > 0) {
+      const seq = this.lps.shift()!;
+      if (this.npc > 0) this.npc--;
+      if (store.loadMsg(seq, this.msg) !== undefined) return [seq, 1];
+    }
+    const m = store.loadNextMsg(this.filter, this.wildcard, this.sseq, this.msg);
+    if (m === undefined) {
+      const last = store.state().lastSeq;
+      if (this.sseq <= last) this.sseq = last + 1;
+      return null;
+    }
+    this.sseq = m.seq + 1;
+    if (this.npc > 0) this.npc--;
+    return [m.seq, 1];
+  }
+
+  private unget(seq: number, dc: number): void {
+    if (dc > 1) this.rdq.unshift(seq);
+    else if (seq < this.sseq - 1 || (this.lps.length > 0 && seq < this.lps[0]!)) {
+      this.lps.unshift(seq);
+      this.npc++;
+    } else {
+      this.sseq = seq;
+      this.npc++;
+    }
+  }
+
+  private deliver(target: string, seq: number, dc: number, acks: boolean): void {
+    const msg = this.msg;
+    const now = nowNs();
+    let dseq: number;
+    const p = this.pending.get(seq);
+    if (dc === 1 || p === undefined) {
+      dseq = this.dseq++;
+    } else {
+      dseq = p.dseq;
+    }
+    const pendingCount = this.npc;
+    const reply =
+      this.ackPrefix +
+      String(dc) +
+      '.' +
+      String(seq) +
+      '.' +
+      String(dseq) +
+      '.' +
+      String(msg.ts) +
+      '.' +
+      String(pendingCount);
+    let hdr: Buffer | null = msg.hdr.length > 0 ? msg.hdr : null;
+    let data = msg.data;
+    if (this.cfg.headersOnly) {
+      const base = hdr === null ? 'NATS/1.0\r\n\r\n' : hdr.toString('latin1');
+      hdr = Buffer.from(
+        base.substring(0, base.length - 2) + `Nats-Msg-Size: ${data.length}\r\n\r\n`,
+        'latin1',
+      );
+      data = EMPTY;
+    }
+    if (acks) {
+      if (p === undefined) {
+        this.pending.set(seq, { dseq, ts: now, dc, subject: msg.subject });
+      } else {
+        p.ts = now;
+        p.dc = dc;
+      }
+      if (dc > 1) this.rdc.set(seq, dc - 1);
+      this.armAckTimer();
+    } else {
+      this.adflr = dseq;
+      this.asflr = seq;
+    }
+    this.store.updateDelivered(dseq, seq, dc, now);
+    // Without acks nothing stays pending in the store either (the contract's
+    // consumerStore() does not carry the ack policy).
+    if (!acks) this.store.updateAcks(dseq, seq);
+    this.lastDelivered = now;
+    this.host.publish(target, reply, hdr, data, msg.subject);
+    if (this.cfg.rateLimit > 0) {
+      const bits = (msg.subject.length + (hdr?.length ?? 0) + data.length) * 8;
+      this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / this.cfg.rateLimit;
+    }
+    // Without acks a delivery is the consumer's ack (interest and work-queue retention).
+    if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
+    this.touch();
+    if (this.isPush && this.cfg.flowControl) {
+      this.fcBytes += msg.subject.length + (hdr?.length ?? 0) + data.length;
+      if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
+    }
+  }
+
+  /**
+   * Nobody listens on the deliver subject yet (clients often subscribe right after they
+   * create the consumer): delivery starts when a subscription comes, as in the reference.
+   * A slow look again covers interest that arrives another way (imports, routes).
+   */
+  private awaitInterest(): void {
+    if (this.interestTimer !== null || this.closed) return;
+    this.host.awaitInterest(this);
+    // The look again backs off (250 ms up to 8 s) while nobody comes.
+    this.interestTimer = setTimeout(this.interestAppeared, this.interestRetryMs);
+    this.interestTimer.unref();
+    this.interestRetryMs = Math.min(this.interestRetryMs * 2, INTEREST_RETRY_MAX_MS);
+  }
+
+  get deliverSubject(): string {
+    return this.cfg.deliverSubject;
+  }
+
+  readonly interestAppeared = (): void => {
+    if (this.interestTimer !== null) clearTimeout(this.interestTimer);
+    this.interestTimer = null;
+    this.host.cancelInterestWait(this);
+    this.kick();
+  };
+
+  /** Stops pushing until the client answers the flow control request. */
+  private sendFlowControl(): void {
+    this.fcBytes = 0;
+    const reply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
+    this.fcReply = reply;
+    const sub = this.host.subscribe(reply, () => {
+      this.host.unsubscribe(sub);
+      this.flowControlReply(reply);
+    });
+    this.host.publish(
+      this.cfg.deliverSubject,
+      reply,
+      statusHeader('100 FlowControl Request'),
+      EMPTY,
+    );
+  }
+
+  // ---- pull requests (MSG.NEXT) -------------------------------------------------
+
+  /** A MSG.NEXT request; returns a status line to send back at once, or '' when queued. */
+  nextRequest(reply: string, body: Buffer): void {
+    const send = (status: string, extra = ''): void => {
+      this.host.publish(reply, null, statusHeader(status, extra), EMPTY);
+    };
+    if (this.isPush) return send('409 Consumer is push based');
+    const parsed = parseNextRequest(body);
+    if (typeof parsed === 'string') return send(`400 Bad Request - ${parsed}`);
+    const cfg = this.cfg;
+    if (cfg.maxBatch > 0 && parsed.batch > cfg.maxBatch)
+      return send(`409 Exceeded MaxRequestBatch of ${cfg.maxBatch}`);
+    if (parsed.expiresNs > 0 && cfg.maxExpires > 0 && parsed.expiresNs > cfg.maxExpires)
+      return send(`409 Exceeded MaxRequestExpires of ${goDuration(cfg.maxExpires)}`);
+    if (parsed.maxBytes > 0 && cfg.maxBytes > 0 && parsed.maxBytes > cfg.maxBytes)
+      return send(`409 Exceeded MaxRequestMaxBytes of ${cfg.maxBytes}`);
+    this.expireRequests();
+    if (parsed.noWait) {
+      const available = this.npc + this.rdq.length;
+      if (available === 0 && parsed.expiresNs === 0) return send('404 No Messages');
+    }
+    if (this.waiting.length >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
+    const now = Date.now();
+    const req: PullRequest = {
+      reply,
+      batch: parsed.batch,
+      bytesLeft: parsed.maxBytes > 0 ? parsed.maxBytes : Infinity,
+      delivered: 0,
+      expires: parsed.expiresNs > 0 ? now + parsed.expiresNs / MS : 0,
+      noWait: parsed.noWait,
+      hb: parsed.hbNs / MS,
+      hbNext: parsed.hbNs > 0 ? now + parsed.hbNs / MS : 0,
+    };
+    this.waiting.push(req);
+    this.touch();
+    this.kick();
+    if (this.waiting.includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
+  }
+
+  /** A no_wait request found nothing more: 404 when it got nothing, else 408. */
+  private endNoWait(req: PullRequest): void {
+    this.finishRequest(req, req.delivered > 0);
+  }
+
+  private finishRequest(req: PullRequest, timeout: boolean): void {
+    const i = this.waiting.indexOf(req);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (timeout) {
+      this.host.publish(
+        req.reply,
+        null,
+        statusHeader(
+          '408 Request Timeout',
+          `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${pendingBytes(req)}\r\n`,
+        ),
+        EMPTY,
+      );
+    } else {
+      this.host.publish(req.reply, null, statusHeader('404 No Messages'), EMPTY);
+    }
+  }
+
+  private expireRequests(): void {
+    if (this.waiting.length === 0) return;
+    const now = Date.now();
+    for (let i = 0; i < this.waiting.length;) {
+      const r = this.waiting[i]!;
+      if (r.expires > 0 && now >= r.expires) {
+        this.waiting.splice(i, 1);
+        this.host.publish(
+          r.reply,
+          null,
+          statusHeader(
+            '408 Request Timeout',
+            `Nats-Pending-Messages: ${r.batch}\r\nNats-Pending-Bytes: ${pendingBytes(r)}\r\n`,
+          ),
+          EMPTY,
+        );
+        continue;
+      }
+      if (!this.host.hasInterest(r.reply)) {
+        this.waiting.splice(i, 1);
+        continue;
+      }
+      i++;
+    }
+  }
+
+  private armPullTimer(): void {
+    if (this.pullTimer !== null || this.closed) return;
+    let next = Infinity;
+    for (const r of this.waiting) {
+      if (r.expires > 0) next = Math.min(next, r.expires);
+      if (r.hbNext > 0) next = Math.min(next, r.hbNext);
+    }
+    if (next === Infinity) return;
+    this.pullTimer = setTimeout(this.onPullTimer, Math.max(1, next - Date.now()));
+    this.pullTimer.unref();
+  }
+
+  private readonly onPullTimer = (): void => {
+    this.pullTimer = null;
+    if (this.closed) return;
+    this.expireRequests();
+    const now = Date.now();
+    for (const r of this.waiting) {
+      if (r.hbNext > 0 && now >= r.hbNext) {
+        r.hbNext = now + r.hb;
+        this.host.publish(r.reply, null, this.heartbeatHeader(), EMPTY);
+      }
+    }
+    this.armPullTimer();
+  };
+
+  // ---- acks ---------------------------------------------------------------------
+
+  private readonly onAck = (
+    subject: string,
+    reply: string | null,
+    _hdr: Buffer | null,
+    data: Buffer,
+  ): void => {
+    const tokens = subject.split('.');
+    // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>
+    if (tokens.length !== 9) return;
+    const sseq = Number(tokens[5]);
+    const dseq = Number(tokens[6]);
+    if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return;
+    const body = data.toString('latin1');
+    const verb = body.length === 0 ? '+ACK' : body.substring(0, 4);
+    switch (verb) {
+      case '+ACK':
+        this.ack(sseq, dseq);
+        break;
+      case '-NAK':
+        this.nak(sseq, body.substring(4).trim());
+        break;
+      case '+WPI':
+        this.progress(sseq);
+        break;
+      case '+TER':
+        this.term(sseq, dseq);
+        break;
+      case '+NXT': {
+        this.ack(sseq, dseq);
+        if (reply !== null && reply !== '') {
+          this.nextRequest(reply, Buffer.from(body.substring(4).trim(), 'latin1'));
+        }
+        return;
+      }
+      default:
+        this.ack(sseq, dseq);
+    }
+    // AckSync: an empty reply once the ack is processed.
+    if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
+    this.touch();
+    this.kick();
+  };
+
+  private ack(sseq: number, dseq: number): void {
+    const policy = this.cfg.ackPolicy;
+    if (policy === 'none') return;
+    this.lastAcked = nowNs();
+    if (policy === 'all') {
+      for (const [seq, p] of [...this.pending]) {
+        if (seq <= sseq) {
+          this.pending.delete(seq);
+          this.rdc.delete(seq);
+          this.store.updateAcks(p.dseq, seq);
+          this.stream.ackedBy(seq, p.subject);
+        }
+      }
+      if (sseq > this.asflr) {
+        this.asflr = sseq;
+        this.adflr = dseq;
+      }
+      return;
+    }
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    if (this.sampleFreq > 0) this.sampleAck(sseq, p);
+    this.pending.delete(sseq);
+    this.rdc.delete(sseq);
+    this.store.updateAcks(p.dseq, sseq);
+    this.updateAckFloor();
+    this.stream.ackedBy(sseq, p.subject);
+  }
+
+  /** sample_freq: `$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>` for a share of acks. */
+  private sampleAck(sseq: number, p: Pending): void {
+    if (this.sampleFreq < 100 && Math.floor(Math.random() * 100) > this.sampleFreq) return;
+    const body: Record<string, unknown> = {
+      type: 'io.nats.jetstream.metric.v1.consumer_ack',
+      stream: this.stream.name,
+      consumer: this.name,
+      consumer_seq: p.dseq,
+      stream_seq: sseq,
+      ack_time: Math.max(0, nowNs() - p.ts),
+      deliveries: p.dc,
+    };
+    if (this.host.domain !== '') body.domain = this.host.domain;
+    this.host.advisory(`$JS.EVENT.METRIC.CONSUMER.ACK.${this.stream.name}.${this.name}`, body);
+  }
+
+  private updateAckFloor(): void {
+    if (this.pending.size === 0) {
+      this.asflr = this.sseq - 1;
+      this.adflr = this.dseq - 1;
+      return;
+    }
+    let min = Infinity;
+    for (const seq of this.pending.keys()) if (seq < min) min = seq;
+    const p = this.pending.get(min)!;
+    this.asflr = min - 1;
+    this.adflr = p.dseq - 1;
+  }
+
+  private nak(sseq: number, args: string): void {
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    let delayNs = 0;
+    if (args.startsWith('{')) {
+      try {
+        const o = JSON.parse(args) as { delay?: unknown };
+        if (typeof o.delay === 'number') delayNs = o.delay;
+      } catch {
+        delayNs = 0;
+      }
+    }
+    if (delayNs > 0) {
+      // Redelivered when its ack_wait would end `delay` from now.
+      p.ts = nowNs() + delayNs - this.ackWaitFor(p.dc);
+      this.armAckTimer();
+      return;
+    }
+    if (!this.rdq.includes(sseq)) this.rdq.push(sseq);
+  }
+
+  private progress(sseq: number): void {
+    const p = this.pending.get(sseq);
+    if (p !== undefined) p.ts = nowNs();
+  }
+
+  private term(sseq: number, dseq: number): void {
+    const p = this.pending.get(sseq);
+    if (p === undefined) return;
+    this.pending.delete(sseq);
+    this.rdc.delete(sseq);
+    this.store.updateAcks(p.dseq, sseq);
+    this.updateAckFloor();
+    this.host.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${this.stream.name}.${this.name}`,
+      {
+        type: 'io.nats.jetstream.advisory.v1.terminated',
+        stream: this.stream.name,
+        consumer: this.name,
+        consumer_seq: dseq,
+        stream_seq: sseq,
+        deliveries: p.dc,
+      },
+    );
+    this.stream.ackedBy(sseq, p.subject);
+  }
+
+  private deliveryExceeded(seq: number, deliveries: number): void {
+    this.host.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.stream.name}.${this.name}`,
+      {
+        type: 'io.nats.jetstream.advisory.v1.max_deliver',
+        stream: this.stream.name,
+        consumer: this.name,
+        stream_seq: seq,
+        deliveries,
+      },
+    );
+  }
+
+  private ackWaitFor(dc: number): number {
+    const bo = this.cfg.backoff;
+    if (bo.length > 0) return bo[Math.min(dc - 1, bo.length - 1)]!;
+    return this.cfg.ackWait;
+  }
+
+  private armAckTimer(): void {
+    if (this.ackTimer !== null || this.closed || this.pending.size === 0) return;
+    let next = Infinity;
+    for (const p of this.pending.values()) next = Math.min(next, p.ts + this.ackWaitFor(p.dc));
+    const ms = Math.max(1, Math.ceil((next - nowNs()) / MS));
+    this.ackTimer = setTimeout(this.onAckTimer, ms);
+    this.ackTimer.unref();
+  }
+
+  private readonly onAckTimer = (): void => {
+    this.ackTimer = null;
+    if (this.closed) return;
+    const now = nowNs();
+    const due: number[] = [];
+    for (const [seq, p] of this.pending) {
+      if (p.ts + this.ackWaitFor(p.dc) <= now && !this.rdq.includes(seq)) due.push(seq);
+    }
+    due.sort((a, b) => a - b);
+    for (const seq of due) {
+      const p = this.pending.get(seq)!;
+      if (this.cfg.maxDeliver > 0 && p.dc >= this.cfg.maxDeliver) {
+        // Its last delivery went unacknowledged: no more tries, but it stays pending.
+        p.ts = Infinity;
+        this.deliveryExceeded(seq, p.dc);
+        continue;
+      }
+      this.rdq.push(seq);
+    }
+    this.kick();
+    this.armAckTimer();
+  };
+
+  // ---- heartbeats, inactivity ------------------------------------------------------
+
+  private heartbeatHeader(): Buffer {
+    return statusHeader(
+      '100 Idle Heartbeat',
+      `Nats-Last-Consumer: ${this.dseq - 1}\r\nNats-Last-Stream: ${this.sseq - 1}\r\n`,
+    );
+  }
+
+  private armHeartbeat(): void {
+    const ms = Math.max(1, Math.round(this.cfg.heartbeat / MS));
+    this.hbTimer = setInterval(() => {
+      if (this.closed) return;
+      if (Date.now() - this.lastActive < ms) return;
+      let hdr = this.heartbeatHeader();
+      if (this.fcReply !== '') {
+        const t = hdr.toString('latin1');
+        hdr = Buffer.from(
+          t.substring(0, t.length - 2) + `Nats-Consumer-Stalled: ${this.fcReply}\r\n\r\n`,
+          'latin1',
+        );
+      }
+      this.host.publish(this.cfg.deliverSubject, null, hdr, EMPTY);
+    }, ms);
+    this.hbTimer.unref();
+  }
+
+  /** A flow control reply arrived (the client answered `$JS.FC...`). */
+  flowControlReply(subject: string): void {
+    if (subject === this.fcReply) {
+      this.fcReply = '';
+      this.kick();
+    }
+  }
+
+  private touch(): void {
+    this.lastActive = Date.now();
+    if (this.durable && this.cfg.inactiveThreshold === 0) return;
+    if (this.inactiveTimer !== null) return;
+    this.armInactive();
+  }
+
+  private armInactive(): void {
+    const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+    this.inactiveTimer = setTimeout(() => {
+      this.inactiveTimer = null;
+      if (this.closed) return;
+      const active = this.isPush
+        ? this.host.hasInterest(this.cfg.deliverSubject)
+        : this.waiting.length > 0;
+      if (active || Date.now() - this.lastActive < ms) this.armInactive();
+      else this.onInactive(this);
+    }, ms);
+    this.inactiveTimer.unref();
+  }
+
+  // ---- info and lifecycle ----------------------------------------------------------
+
+  infoJson(): Record<string, unknown> {
+    this.expireRequests();
+    return {
+      stream_name: this.stream.name,
+      name: this.name,
+      created: rfc3339Nano(this.created),
+      config: consumerConfigJson(this.cfg),
+      delivered: sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered),
+      ack_floor:
+        this.cfg.ackPolicy === 'none'
+          ? sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered)
+          : sequenceInfo(this.adflr, this.asflr, this.lastAcked),
+      num_ack_pending: this.pending.size,
+      num_redelivered: this.rdc.size,
+      num_waiting: this.waiting.length,
+      num_pending: this.npc,
+      ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
+        ? { push_bound: true }
+        : {}),
+    };
+  }
+
+  stop(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    for (const t of [
+      this.ackTimer,
+      this.pullTimer,
+      this.inactiveTimer,
+      this.interestTimer,
+      this.replayTimer,
+    ])
+      if (t !== null) clearTimeout(t);
+    if (this.hbTimer !== null) clearInterval(this.hbTimer);
+    if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
+    this.host.cancelInterestWait(this);
+    return this.store.stop();
+  }
+
+  /** Deleted through the API: waiting pull requests learn it with a 409. */
+  async delete(): Promise<void> {
+    for (const r of this.waiting.splice(0))
+      this.host.publish(r.reply, null, statusHeader('409 Consumer Deleted'), EMPTY);
+    await this.stop();
+    await this.store.delete();
+  }
+}
+
+const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+const INTEREST_RETRY_MS = 250;
+const INTEREST_RETRY_MAX_MS = 8000;
+
+function sequenceInfo(consumer: number, stream: number, last: number): Record<string, unknown> {
+  const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };
+  if (last > 0) o.last_active = rfc3339Nano(last);
+  return o;
+}
+
+function pendingBytes(req: PullRequest): number {
+  return req.bytesLeft === Infinity ? 0 : req.bytesLeft;
+}
+
+function randomToken(): string {
+  return Math.random().toString(36).substring(2, 10);
+}
+
+interface NextRequest {
+  batch: number;
+  expiresNs: number;
+  maxBytes: number;
+  noWait: boolean;
+  hbNs: number;
+}
+
+/** The reference's nextReqFromMsg: empty, a number, or JSON; a string is an error text. */
+function parseNextRequest(body: Buffer): NextRequest | string {
+  const text = body.toString('utf8').trim();
+  const r: NextRequest = { batch: 1, expiresNs: 0, maxBytes: 0, noWait: false, hbNs: 0 };
+  if (text === '') return r;
+  if (text.startsWith('{')) {
+    let o: unknown;
+    try {
+      o = JSON.parse(text);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    if (typeof o !== 'object' || o === null) return 'invalid request';
+    const v = o as Record<string, unknown>;
+    const int = (x: unknown): number | null =>
+      x === undefined || x === null ? 0 : typeof x === 'number' && Number.isInteger(x) ? x : null;
+    const batch = int(v.batch);
+    const expires = int(v.expires);
+    const maxBytes = int(v.max_bytes);
+    const hb = int(v.idle_heartbeat);
+    if (batch === null || expires === null || maxBytes === null || hb === null)
+      return 'json: cannot unmarshal value into Go struct field';
+    if (v.no_wait !== undefined && v.no_wait !== null && typeof v.no_wait !== 'boolean')
+      return 'json: cannot unmarshal value into Go struct field';
+    if (hb > 0 && hb * 2 > expires) return 'heartbeat value too large';
+    r.batch = batch;
+    r.expiresNs = expires;
+    r.maxBytes = maxBytes;
+    r.noWait = v.no_wait === true;
+    r.hbNs = hb;
+    return r;
+  }
+  if (/^[+-]?\d+$/.test(text)) r.batch = Number(text);
+  return r;
+}
+
+/** A Go time.Duration's String(), for the MaxRequestExpires status. */
+function goDuration(ns: number): string {
+  if (ns % 1e9 === 0) {
+    const s = ns / 1e9;
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const sec = s % 60;
+    return (h > 0 ? `${h}h` : '') + (h > 0 || m > 0 ? `${m}m` : '') + `${sec}s`;
+  }
+  if (ns < 1e9 && ns % 1e6 === 0) return `${ns / 1e6}ms`;
+  return `${ns / 1e9}s`;
+}

@@ -1,0 +1,130 @@
+// The JetStream engine of one server: its settings and totals, and JetStream in each
+// account that has it. It is an in-process subscriber of the core server, as the
+// streaming layer is: the core knows it only through Server.jetstream (INFO's
+// `jetstream` and `domain`).
+
+import { mkdirSync, statfsSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Account } from '../server/account.js';
+import type { Server } from '../server/server.js';
+import type { Subscription } from '../server/subscription.js';
+import { JsAccount } from './account.js';
+import { jsz, varz } from './monitor.js';
+import { UNLIMITED_ACCOUNT, type JetStreamOptions, type JsAccountLimits } from './options.js';
+
+/** The reference's default file store size when the disk's is unknown: 1 TB. */
+const DEFAULT_MAX_FILE = 1024 ** 4;
+
+/** 75% of the space left where the streams go, as the reference's diskAvailable. */
+function diskAvailable(storeDir: string): number {
+  const dir = storeDir === '' ? tmpdir() : storeDir;
+  try {
+    mkdirSync(dir, { recursive: true });
+    const st = statfsSync(dir);
+    return Math.floor((st.bavail * st.bsize) / 4) * 3;
+  } catch {
+    return DEFAULT_MAX_FILE;
+  }
+}
+
+export class JetStream {
+  readonly accounts = new Map<string, JsAccount>();
+  /** Accounts without JetStream, which only answer that they have none. */
+  private readonly disabled = new Map<string, JsAccount>();
+  readonly maxMemory: number;
+  readonly maxStore: number;
+  apiTotal = 0;
+  apiErrors = 0;
+
+  constructor(
+    readonly server: Server,
+    readonly options: JetStreamOptions,
+  ) {
+    this.maxMemory =
+      options.maxMemoryStore >= 0 ? options.maxMemoryStore : Math.floor((totalmem() * 3) / 4);
+    this.maxStore =
+      options.maxFileStore >= 0 ? options.maxFileStore : diskAvailable(options.storeDir);
+  }
+
+  /** Turns JetStream on in an account (with its limits; unlimited by default). */
+  enableAccount(account: Account, limits: JsAccountLimits = UNLIMITED_ACCOUNT): JsAccount {
+    let jsa = this.accounts.get(account.name);
+    if (jsa === undefined) {
+      jsa = new JsAccount(this, account, { ...limits });
+      this.accounts.set(account.name, jsa);
+      jsa.start();
+    }
+    return jsa;
+  }
+
+  /**
+   * JetStream in the server's accounts, as the reference decides: with no accounts
+   * configured, the global account has it; otherwise only the accounts whose
+   * configuration enables it, and the others answer "not enabled for account".
+   */
+  enableAccounts(): void {
+    const accounts = [...this.server.accounts.values()];
+    const configured = accounts.length > 1;
+    for (const account of accounts) {
+      const setting = account.jetstream;
+      if (!configured || setting === true) {
+        this.enableAccount(account);
+      } else if (setting !== undefined && setting !== false) {
+        this.enableAccount(account, {
+          maxMemory: setting.maxMemory ?? -1,
+          maxStore: setting.maxStore ?? -1,
+          maxStreams: setting.maxStreams ?? -1,
+          maxConsumers: setting.maxConsumers ?? -1,
+        });
+      } else if (!this.disabled.has(account.name)) {
+        const jsa = new JsAccount(this, account, { ...UNLIMITED_ACCOUNT }, false);
+        this.disabled.set(account.name, jsa);
+        jsa.start();
+      }
+    }
+  }
+
+  accountDir(name: string): string {
+    return this.options.storeDir === '' ? '' : join(this.options.storeDir, 'jetstream', name);
+  }
+
+  memoryUsed(): number {
+    let n = 0;
+    for (const a of this.accounts.values()) n += a.memoryUsed;
+    return n;
+  }
+
+  storeUsed(): number {
+    let n = 0;
+    for (const a of this.accounts.values()) n += a.storeUsed;
+    return n;
+  }
+
+  subscribed(sub: Subscription): void {
+    const jsa = this.accounts.get(sub.client.account.name);
+    if (jsa !== undefined && jsa.awaiting.size > 0) jsa.interestAppeared(sub.subject);
+  }
+
+  jsz(query: URLSearchParams): Record<string, unknown> {
+    return jsz(this, query);
+  }
+
+  varz(): Record<string, unknown> {
+    return varz(this);
+  }
+
+  /** INFO fields: `jetstream` (and the domain when one is set). */
+  clientInfo(info: Record<string, unknown>): void {
+    info.jetstream = true;
+  }
+
+  get domain(): string {
+    return this.options.domain;
+  }
+
+  async stop(): Promise<void> {
+    for (const a of this.accounts.values()) await a.stop();
+    for (const a of this.disabled.values()) await a.stop();
+  }
+}

@@ -1,0 +1,428 @@
+// One stream: its configuration, its store, the subscription on its subjects, and the
+// path of every published message into it (nats-server's processJetStreamMsg): the
+// Expected-* headers, duplicate detection, roll-ups, limits, the PubAck once the message
+// is durable, republish, and the wake-up of its consumers.
+
+import type { Subscription } from '../server/subscription.js';
+import { subjectMatches } from '../subjects/validate.js';
+import { JsErr, type ApiError } from './errors.js';
+import { headerValue, setHeader } from './headers.js';
+import {
+  republishSubject,
+  storeConfigOf,
+  streamConfigJson,
+  type StreamConfig,
+} from './stream-config.js';
+import { StoreError, type StreamState, type StreamStore } from './storage/types.js';
+import { nowNs, rfc3339Nano } from './time.js';
+
+/** What a stream needs of its account's JetStream: publishing and subscribing in-process. */
+export interface StreamHost {
+  readonly accountName: string;
+  /** The JetStream domain ('' for none): PubAcks name it. */
+  readonly domain: string;
+  publish(
+    subject: string,
+    reply: string | null,
+    hdr: Buffer | null,
+    data: Buffer,
+    deliverAs?: string,
+  ): number;
+  subscribe(
+    subject: string,
+    handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+  ): Subscription;
+  unsubscribe(sub: Subscription): void;
+  /** Whether anyone in the account listens on `subject` (push consumers). */
+  hasInterest(subject: string): boolean;
+  /** Calls `w.interestAppeared()` once a subscription on its deliver subject comes. */
+  awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
+  cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
+  advisory(subject: string, body: Record<string, unknown>): void;
+  warn(text: string): void;
+  /** Account-wide limits on stored bytes; true when one more message would pass them. */
+  limitsExceeded(storage: 'memory' | 'file', size: number): boolean;
+  /** Stored bytes changed by `bytes` (account usage). */
+  storageDelta(storage: 'memory' | 'file', bytes: number): void;
+}
+
+/** What the stream needs of each of its consumers. */
+export interface StreamConsumer {
+  readonly name: string;
+  readonly filter: string;
+  /** A message was stored at `seq`. */
+  signal(seq: number, subject: string): void;
+  /** Messages were removed under the consumer (purge, limits): pending counts change. */
+  streamPurged(firstSeq: number): void;
+  /** For interest and work-queue retention: does this consumer still need `seq`? */
+  needsAck(seq: number, subject: string): boolean;
+  stop(): Promise<void>;
+}
+
+interface Dedupe {
+  seq: number;
+  ts: number;
+}
+
+const PUB_ACK_DUPLICATE = ',"duplicate": true}';
+const NATS_MSG_ID = 'Nats-Msg-Id';
+const MAX_HEADER = 65535;
+
+export class Stream {
+  cfg: StreamConfig;
+  readonly store: StreamStore;
+  readonly created: number;
+  readonly consumers = new Map<string, StreamConsumer>();
+  private subs: Subscription[] = [];
+  /** `{"stream":"NAME", "seq":` as the reference writes it. */
+  private pubAckPrefix: string;
+  private lastSeq: number;
+  private lastMsgId = '';
+  private readonly dedupe = new Map<string, Dedupe>();
+  private readonly dedupeOrder: string[] = [];
+  private dedupeHead = 0;
+  /** Acks waiting for the store's durability: reply subjects and their bodies. */
+  private ackReplies: string[] = [];
+  private ackBodies: string[] = [];
+  private durableWait = false;
+  closed = false;
+
+  constructor(
+    private readonly host: StreamHost,
+    cfg: StreamConfig,
+    store: StreamStore,
+    created: number,
+  ) {
+    this.cfg = cfg;
+    this.store = store;
+    this.created = created;
+    this.pubAckPrefix = pubAckPrefix(cfg.name, host.domain);
+    this.lastSeq = store.state().lastSeq;
+    store.registerStorageUpdates(this.onStorageUpdate);
+  }
+
+  get name(): string {
+    return this.cfg.name;
+  }
+
+  /** Subscribes to the stream's subjects: from now on published messages are stored. */
+  start(): void {
+    for (const subject of this.cfg.subjects) {
+      this.subs.push(this.host.subscribe(subject, this.onMessage));
+    }
+  }
+
+  private readonly onMessage = (
+    subject: string,
+    reply: string | null,
+    hdr: Buffer | null,
+    data: Buffer,
+  ): void => {
+    this.processMsg(subject, reply, hdr, data);
+  };
+
+  /** A published message (nats-server's processJetStreamMsg). */
+  processMsg(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): void {
+    if (this.closed) return;
+    const cfg = this.cfg;
+    const canRespond = !cfg.noAck && reply !== null && reply !== '';
+    if (cfg.sealed) {
+      if (canRespond) this.respondError(reply, JsErr.streamSealed());
+      return;
+    }
+    let msgId = '';
+    let rollup = '';
+    if (hdr !== null && hdr.length > 0) {
+      const expectedStream = headerValue(hdr, 'Nats-Expected-Stream');
+      if (expectedStream !== '' && expectedStream !== cfg.name) {
+        if (canRespond) this.respondError(reply, JsErr.streamNotMatch());
+        return;
+      }
+      msgId = headerValue(hdr, NATS_MSG_ID);
+      if (msgId !== '') {
+        const dde = this.checkMsgId(msgId);
+        if (dde !== undefined) {
+          if (canRespond)
+            this.host.publish(
+              reply,
+              null,
+              null,
+              Buffer.from(this.pubAckPrefix + String(dde.seq) + PUB_ACK_DUPLICATE),
+            );
+          return;
+        }
+      }
+      const lssText = headerValue(hdr, 'Nats-Expected-Last-Subject-Sequence');
+      if (lssText !== '') {
+        const expected = parseSeq(lssText);
+        const last = this.store.loadLastMsg(subject);
+        const fseq = last === undefined ? 0 : last.seq;
+        if (expected === null || fseq !== expected) {
+          if (canRespond) this.respondError(reply, JsErr.streamWrongLastSequence(fseq));
+          return;
+        }
+      }
+      const lsText = headerValue(hdr, 'Nats-Expected-Last-Sequence');
+      if (lsText !== '') {
+        const expected = parseSeq(lsText);
+        if (expected === null || expected !== this.lastSeq) {
+          if (canRespond) this.respondError(reply, JsErr.streamWrongLastSequence(this.lastSeq));
+          return;
+        }
+      }
+      const lastId = headerValue(hdr, 'Nats-Expected-Last-Msg-Id');
+      if (lastId !== '' && lastId !== this.lastMsgId) {
+        if (canRespond) this.respondError(reply, JsErr.streamWrongLastMsgId(this.lastMsgId));
+        return;
+      }
+      rollup = headerValue(hdr, 'Nats-Rollup');
+      if (rollup !== '') {
+        if (!cfg.allowRollup || cfg.denyPurge) {
+          if (canRespond)
+            this.respondError(reply, JsErr.streamRollupFailed('rollup not permitted'));
+          return;
+        }
+        if (rollup !== 'sub' && rollup !== 'all') return;
+      }
+    }
+    const hdrLen = hdr === null ? 0 : hdr.length;
+    if (cfg.maxMsgSize >= 0 && hdrLen + data.length > cfg.maxMsgSize) {
+      if (canRespond) this.respondError(reply, JsErr.streamMessageExceedsMaximum());
+      return;
+    }
+    if (hdrLen > MAX_HEADER) {
+      if (canRespond) this.respondError(reply, JsErr.streamHeaderExceedsMaximum());
+      return;
+    }
+    if (this.host.limitsExceeded(cfg.storage, subject.length + hdrLen + data.length)) {
+      if (canRespond) this.respondError(reply, JsErr.accountResourcesExceeded());
+      return;
+    }
+    const ts = nowNs();
+    if (cfg.retention === 'interest' && !this.hasInterestIn(subject)) {
+      this.lastSeq = this.store.skipMsg();
+      this.lastMsgId = msgId;
+      if (msgId !== '') this.storeMsgId(msgId, this.lastSeq, ts);
+      if (canRespond) this.queueAck(reply, this.pubAckPrefix + String(this.lastSeq) + '}');
+      return;
+    }
+    // Republish needs the subject's previous sequence before this one is stored.
+    let rpSubject = '';
+    let rpLast = 0;
+    if (cfg.republish !== null) {
+      rpSubject = republishSubject(cfg.republish, subject);
+      if (rpSubject !== '') rpLast = this.store.loadLastMsg(subject)?.seq ?? 0;
+    }
+    let seq: number;
+    try {
+      seq = this.store.storeMsg(subject, hdr ?? EMPTY, data, ts);
+    } catch (err) {
+      if (canRespond) {
+        const text = err instanceof StoreError ? err.message : String(err);
+        this.respondError(reply, JsErr.streamStoreFailed(text));
+      }
+      if (!(err instanceof StoreError)) this.host.warn(`failed to store a message: ${String(err)}`);
+      return;
+    }
+    this.lastSeq = seq;
+    this.lastMsgId = msgId;
+    if (msgId !== '') this.storeMsgId(msgId, seq, ts);
+    if (rollup === 'sub') this.purgeEx(subject, 0, 1);
+    else if (rollup === 'all') this.purgeEx('', 0, 1);
+    if (rpSubject !== '') this.republish(rpSubject, subject, seq, rpLast, hdr, data);
+    if (canRespond) this.queueAck(reply, this.pubAckPrefix + String(seq) + '}');
+    if (this.consumers.size > 0) {
+      for (const c of this.consumers.values()) c.signal(seq, subject);
+    }
+  }
+
+  private hasInterestIn(subject: string): boolean {
+    for (const c of this.consumers.values()) {
+      if (c.filter === '' || subjectMatchesFilter(subject, c.filter)) return true;
+    }
+    return false;
+  }
+
+  private republish(
+    to: string,
+    subject: string,
+    seq: number,
+    last: number,
+    hdr: Buffer | null,
+    data: Buffer,
+  ): void {
+    const rp = this.cfg.republish!;
+    let h = hdr === null || hdr.length === 0 ? Buffer.from('NATS/1.0\r\n\r\n') : hdr;
+    h = setHeader(h, 'Nats-Stream', this.cfg.name);
+    h = setHeader(h, 'Nats-Subject', subject);
+    h = setHeader(h, 'Nats-Sequence', String(seq));
+    h = setHeader(h, 'Nats-Last-Sequence', String(last));
+    if (rp.headersOnly) h = setHeader(h, 'Nats-Msg-Size', String(data.length));
+    this.host.publish(to, null, h, rp.headersOnly ? EMPTY : data);
+  }
+
+  /** A PubAck goes out once the store says everything stored so far is durable. */
+  private queueAck(reply: string, body: string): void {
+    this.ackReplies.push(reply);
+    this.ackBodies.push(body);
+    if (this.durableWait) return;
+    this.durableWait = true;
+    if (this.store.type === 'memory') this.store.onDurable(this.acksDurable);
+    else setImmediate(this.waitDurable);
+  }
+
+  private readonly waitDurable = (): void => {
+    this.store.onDurable(this.acksDurable);
+  };
+
+  private readonly acksDurable = (err?: Error): void => {
+    const replies = this.ackReplies;
+    const bodies = this.ackBodies;
+    this.ackReplies = [];
+    this.ackBodies = [];
+    this.durableWait = false;
+    for (let i = 0; i < replies.length; i++) {
+      const body =
+        err === undefined
+          ? bodies[i]!
+          : JSON.stringify({
+              error: JsErr.streamStoreFailed(err.message),
+              stream: this.cfg.name,
+              seq: 0,
+            });
+      this.host.publish(replies[i]!, null, null, Buffer.from(body));
+    }
+  };
+
+  /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
+  private respondError(reply: string, error: ApiError): void {
+    const body = JSON.stringify({ error, stream: this.cfg.name, seq: 0 });
+    this.host.publish(reply, null, null, Buffer.from(body));
+  }
+
+  private checkMsgId(id: string): Dedupe | undefined {
+    this.expireMsgIds();
+    return this.dedupe.get(id);
+  }
+
+  private storeMsgId(id: string, seq: number, ts: number): void {
+    if (this.cfg.duplicateWindow <= 0) return;
+    this.dedupe.set(id, { seq, ts });
+    this.dedupeOrder.push(id);
+  }
+
+  private expireMsgIds(): void {
+    const order = this.dedupeOrder;
+    if (order.length === this.dedupeHead) return;
+    const cutoff = nowNs() - this.cfg.duplicateWindow;
+    while (this.dedupeHead < order.length) {
+      const id = order[this.dedupeHead]!;
+      const d = this.dedupe.get(id);
+      if (d !== undefined && d.ts > cutoff) break;
+      if (d !== undefined) this.dedupe.delete(id);
+      this.dedupeHead++;
+    }
+    if (this.dedupeHead > 1024 && this.dedupeHead * 2 > order.length) {
+      order.splice(0, this.dedupeHead);
+      this.dedupeHead = 0;
+    }
+  }
+
+  private readonly onStorageUpdate = (msgsDelta: number, bytesDelta: number): void => {
+    this.host.storageDelta(this.cfg.storage, bytesDelta);
+    if (msgsDelta < 0 && this.consumers.size > 0) {
+      const first = this.store.state().firstSeq;
+      for (const c of this.consumers.values()) c.streamPurged(first);
+    }
+  };
+
+  // ---- operations of the API -----------------------------------------------
+
+  /** PURGE with its options; returns how many messages went. */
+  purgeEx(subject: string, seq: number, keep: number): number {
+    if (subject === '' && seq === 0 && keep === 0) return this.store.purge();
+    return this.store.purgeEx(subject, seq, keep);
+  }
+
+  /** After an ack under interest or work-queue retention: removes what no consumer needs. */
+  ackedBy(seq: number, subject: string): void {
+    if (this.cfg.retention === 'limits') return;
+    for (const c of this.consumers.values()) if (c.needsAck(seq, subject)) return;
+    this.store.removeMsg(seq);
+  }
+
+  update(cfg: StreamConfig): void {
+    const oldSubjects = this.cfg.subjects.join('\n');
+    this.cfg = cfg;
+    this.pubAckPrefix = pubAckPrefix(cfg.name, this.host.domain);
+    this.store.updateConfig(storeConfigOf(cfg));
+    if (cfg.subjects.join('\n') !== oldSubjects) {
+      for (const sub of this.subs) this.host.unsubscribe(sub);
+      this.subs = [];
+      this.start();
+    }
+  }
+
+  /** Stops taking messages (delete or shutdown). */
+  async stop(): Promise<void> {
+    this.closed = true;
+    for (const sub of this.subs) this.host.unsubscribe(sub);
+    this.subs = [];
+    for (const c of this.consumers.values()) await c.stop();
+  }
+
+  // ---- what the API reports --------------------------------------------------
+
+  stateJson(state: StreamState = this.store.state()): Record<string, unknown> {
+    const o: Record<string, unknown> = {
+      messages: state.msgs,
+      bytes: state.bytes,
+      first_seq: state.firstSeq,
+      first_ts: rfc3339Nano(state.firstTs),
+      last_seq: state.lastSeq,
+      last_ts: rfc3339Nano(state.lastTs),
+    };
+    if (state.numSubjects > 0) o.num_subjects = state.numSubjects;
+    return o;
+  }
+
+  /** StreamInfo: config, created, state (with the optional details of STREAM.INFO). */
+  infoJson(
+    opts: { deletedDetails?: boolean; subjectsFilter?: string } = {},
+  ): Record<string, unknown> {
+    const state = this.store.state(opts.deletedDetails === true);
+    const st = this.stateJson(state);
+    if (opts.subjectsFilter !== undefined && opts.subjectsFilter !== '') {
+      const subjects = this.store.subjectsState(opts.subjectsFilter);
+      if (subjects.size > 0) {
+        const o: Record<string, number> = {};
+        for (const [s, ss] of subjects) o[s] = ss.msgs;
+        st.subjects = o;
+      }
+    }
+    if (state.numDeleted > 0) st.num_deleted = state.numDeleted;
+    if (state.deleted !== undefined && state.deleted.length > 0) st.deleted = state.deleted;
+    st.consumer_count = this.consumers.size;
+    return { config: streamConfigJson(this.cfg), created: rfc3339Nano(this.created), state: st };
+  }
+}
+
+export const EMPTY = Buffer.alloc(0);
+
+/** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */
+function pubAckPrefix(stream: string, domain: string): string {
+  const name = JSON.stringify(stream);
+  return domain === ''
+    ? `{"stream":${name}, "seq":`
+    : `{"stream":${name}, "domain":${JSON.stringify(domain)}, "seq":`;
+}
+
+function parseSeq(text: string): number | null {
+  if (!/^\d+$/.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+function subjectMatchesFilter(subject: string, filter: string): boolean {
+  return filter === '>' || subjectMatches(subject, filter);
+}

@@ -1,0 +1,42 @@
+// Records the reference's answers to the API cases as test/jetstream/fixtures/api.json.
+// Not a test: run it by hand after a build, with nats-server 2.9.10 on PATH:
+//
+//   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference.js
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { API_CASES } from './api-cases.js';
+import { runCases } from './api-client.js';
+
+const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const address = srv.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+async function main(): Promise<void> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-capture-'));
+  const ref = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
+    stdio: 'ignore',
+  });
+  await new Promise((r) => setTimeout(r, 800));
+  try {
+    const answers = await runCases(port, API_CASES);
+    mkdirSync(fixtures, { recursive: true });
+    writeFileSync(join(fixtures, 'api.json'), JSON.stringify(answers, null, 2) + '\n');
+    process.stdout.write(`recorded ${answers.length} answers\n`);
+  } finally {
+    ref.kill();
+  }
+}
+
+await main();

@@ -1,0 +1,155 @@
+// Turning JetStream on: -js/-sd and the config file's `jetstream` block, the start-up
+// banner lines of the reference, INFO's `jetstream` and `domain`, the domain's API
+// prefix and PubAck, and the /jsz and /varz figures (field sets as the reference's).
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { connect } from 'nats';
+import { freePort, startWirebus } from '../helpers/process.js';
+import { withServer } from '../helpers/server.js';
+
+/** The banner lines without pid, time and level. */
+function bannerLines(log: string): string[] {
+  const all = log
+    .split('\n')
+    .map((l) => /^\[\d+\] \S+ \S+ \[(?:INF|WRN)\] (.*)$/.exec(l)?.[1])
+    .filter((l): l is string => l !== undefined);
+  const from = all.indexOf('Starting JetStream');
+  const to = all.indexOf('-------------------------------------------');
+  return all.slice(from, to + 1);
+}
+
+test('-js -sd: the reference banner, INFO jetstream: true, a stream works', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-'));
+  const p = await startWirebus(await freePort(), ['-js', '-sd', dir]);
+  try {
+    const lines = bannerLines(p.log());
+    // As nats-server 2.9.10 writes them (sizes depend on the machine).
+    assert.deepEqual(lines.slice(0, 9), [
+      'Starting JetStream',
+      '    _ ___ _____ ___ _____ ___ ___   _   __  __',
+      ' _ | | __|_   _/ __|_   _| _ \\ __| /_\\ |  \\/  |',
+      '| || | _|  | | \\__ \\ | | |   / _| / _ \\| |\\/| |',
+      ' \\__/|___| |_| |___/ |_| |_|_\\___/_/ \\_\\_|  |_|',
+      '',
+      '         https://docs.nats.io/jetstream',
+      '',
+      '---------------- JETSTREAM ----------------',
+    ]);
+    assert.match(lines[9]!, /^ {2}Max Memory: {6}\d+\.\d\d [KMGT]B$/);
+    assert.match(lines[10]!, /^ {2}Max Storage: {5}\d+\.\d\d [KMGT]B$/);
+    assert.equal(lines[11], `  Store Directory: "${join(dir, 'jetstream')}"`);
+    assert.equal(lines[12], '-------------------------------------------');
+    const nc = await connect({ servers: p.url });
+    assert.equal(nc.info?.jetstream, true);
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'C', subjects: ['c'] });
+    assert.equal((await nc.jetstream().publish('c')).seq, 1);
+    await nc.close();
+  } finally {
+    await p.stop();
+  }
+});
+
+test('the jetstream block of a config file: limits and domain', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-'));
+  const conf = join(dir, 'js.conf');
+  writeFileSync(
+    conf,
+    `jetstream {\n  store_dir: "${dir}"\n  max_memory_store: 64MB\n  max_file_store: 1GB\n  domain: hub\n}\n`,
+  );
+  const p = await startWirebus(await freePort(), ['-c', conf]);
+  try {
+    const lines = bannerLines(p.log());
+    assert.equal(lines[9], '  Max Memory:      64.00 MB');
+    assert.equal(lines[10], '  Max Storage:     1.00 GB');
+    assert.equal(lines[12], '  Domain:          hub');
+    const nc = await connect({ servers: p.url });
+    assert.equal((nc.info as unknown as Record<string, unknown>).domain, 'hub');
+    const jsm = await nc.jetstreamManager({ domain: 'hub' });
+    const info = await jsm.getAccountInfo();
+    assert.equal(info.domain, 'hub');
+    await jsm.streams.add({ name: 'D', subjects: ['d'], storage: 'memory' as never });
+    const ack = await nc.jetstream({ domain: 'hub' }).publish('d');
+    assert.deepEqual([ack.stream, ack.seq, ack.domain], ['D', 1, 'hub']);
+    await nc.close();
+  } finally {
+    await p.stop();
+  }
+});
+
+test('a bad jetstream value in a config file exits 2 with the file position', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-'));
+  const conf = join(dir, 'bad.conf');
+  writeFileSync(conf, 'jetstream: maybe\n');
+  await assert.rejects(
+    startWirebus(await freePort(), ['-c', conf]),
+    /jetstream: expected enabled or disabled/,
+  );
+});
+
+/** The keys of a JSON object, recursively, as "a.b.c" paths. */
+function paths(v: unknown, prefix = ''): string[] {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return [prefix];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) =>
+    paths(x, prefix === '' ? k : `${prefix}.${k}`),
+  );
+}
+
+test('/jsz and /varz carry the JetStream figures with the reference fields', async () => {
+  await withServer({ jetstream: true, httpPort: -1 }, async (s) => {
+    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'S1', subjects: ['a.>'], storage: 'memory' as never });
+    await nc.jetstream().publish('a.b', new TextEncoder().encode('hi'));
+    await jsm.consumers.add('S1', { durable_name: 'd1' });
+    await nc.close();
+    const base = `http://127.0.0.1:${s.httpPort}`;
+    const jsz = (await (await fetch(`${base}/jsz`)).json()) as Record<string, unknown>;
+    // Recorded from nats-server 2.9.10 -js with the same stream, message and consumer.
+    assert.deepEqual(paths(jsz), [
+      'server_id',
+      'now',
+      'config.max_memory',
+      'config.max_storage',
+      'memory',
+      'storage',
+      'reserved_memory',
+      'reserved_storage',
+      'accounts',
+      'ha_assets',
+      'api.total',
+      'api.errors',
+      'streams',
+      'consumers',
+      'messages',
+      'bytes',
+    ]);
+    assert.deepEqual(
+      [jsz.memory, jsz.accounts, jsz.streams, jsz.consumers, jsz.messages, jsz.bytes],
+      [21, 1, 1, 1, 1, 21],
+    );
+    const text = await (await fetch(`${base}/jsz?consumers=true&config=true`)).text();
+    assert.match(text, /"reserved_memory": 18446744073709551615/);
+    const detail = JSON.parse(text) as {
+      account_details: { stream_detail: { consumer_detail: { name: string }[] }[] }[];
+    };
+    assert.equal(detail.account_details[0]!.stream_detail[0]!.consumer_detail[0]!.name, 'd1');
+    const varz = (await (await fetch(`${base}/varz`)).json()) as { jetstream: unknown };
+    assert.deepEqual(paths(varz.jetstream), [
+      'config.max_memory',
+      'config.max_storage',
+      'stats.memory',
+      'stats.storage',
+      'stats.reserved_memory',
+      'stats.reserved_storage',
+      'stats.accounts',
+      'stats.ha_assets',
+      'stats.api.total',
+      'stats.api.errors',
+    ]);
+  });
+});
