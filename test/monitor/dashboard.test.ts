@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { connect, type NatsConnection } from 'nats';
+import { AckPolicy, connect, type NatsConnection } from 'nats';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, noChromium, watchProblems } from '../helpers/chromium.js';
 import { startServer, type RunningServer } from '../../src/index.js';
@@ -184,5 +184,48 @@ describe('the monitoring dashboard', { skip: noChromium }, () => {
     ]) {
       assert.ok(hrefs.includes(p), p);
     }
+  });
+});
+
+describe('the dashboard with JetStream on', { skip: noChromium }, () => {
+  const cleanup: Array<() => Promise<unknown>> = [];
+  after(async () => {
+    for (const close of cleanup.reverse()) await close();
+  });
+
+  it('lists streams and consumers with the /jsz counters', async () => {
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      httpPort: -1,
+      httpHost: '127.0.0.1',
+      jetstream: true,
+    });
+    cleanup.push(() => server.close());
+    const nc = await connect({ servers: server.url });
+    cleanup.push(() => nc.close());
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
+    await jsm.consumers.add('ORDERS', { durable_name: 'shipper', ack_policy: AckPolicy.Explicit });
+    const js = nc.jetstream();
+    for (let i = 0; i < 7; i++) await js.publish('orders.new', new Uint8Array(16));
+    const browser = await launchChromium();
+    cleanup.push(() => browser.close());
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    watchProblems(page, problems);
+    await page.goto(`${server.monitor!.url}/?refresh=250`);
+    await page.waitForFunction('window.wbDashboard !== undefined && window.wbDashboard.ticks > 1');
+    assert.equal(await page.locator('#jetstream').isVisible(), true);
+    const stream = await page.locator('#streams tbody tr').first().innerText();
+    assert.match(stream, /^ORDERS\s+\$G\s+7\s/);
+    const consumer = await page.locator('#consumers tbody tr').first().innerText();
+    assert.match(consumer, /^ORDERS\s+shipper\s/);
+    const jsz = (await (await fetch(`${server.monitor!.url}/jsz`)).json()) as { messages: number };
+    assert.equal(
+      await page.locator('[data-field="js_messages"]').innerText(),
+      String(jsz.messages),
+    );
+    assert.deepEqual(problems, []);
   });
 });
