@@ -139,7 +139,8 @@ export interface StreamStore {
   /** Applies new limits (enforcing them at once) after STREAM.UPDATE. */
   updateConfig(cfg: StreamStoreConfig): void;
 
-  consumerStore(name: string): ConsumerStore;
+  /** Opens (or creates) a consumer's state; without `cfg`, the ack policy is explicit. */
+  consumerStore(name: string, cfg?: ConsumerStoreConfig): ConsumerStore;
   /** Stops, keeping the data (server shutdown). */
   stop(): Promise<void>;
   /** Stops and removes everything, consumers included (STREAM.DELETE). */
@@ -164,8 +165,19 @@ export interface ConsumerState {
   ackFloor: SequencePair;
   /** Keyed by stream sequence; only with explicit acks. */
   pending: Map<number, PendingAck>;
-  /** Stream sequence → delivery count, for messages delivered more than once. */
+  /**
+   * Stream sequence → delivery count (2 for the first redelivery), for messages delivered
+   * more than once and still pending.
+   */
   redelivered: Map<number, number>;
+}
+
+/**
+ * What a consumer store needs of the consumer's configuration: the ack policy decides
+ * how deliveries and acks move the ack floor (nats-server's UpdateDelivered/UpdateAcks).
+ */
+export interface ConsumerStoreConfig {
+  readonly ackPolicy: 'none' | 'all' | 'explicit';
 }
 
 export interface ConsumerStore {
