@@ -85,6 +85,12 @@ export function recoverLog(
     const buf = readFileSync(path);
     const slots = new BlockSlots(0);
     let end = FILE_HEADER_SIZE;
+    if (buf.length < FILE_HEADER_SIZE) {
+      // Created, and the crash came before its first write.
+      warn(`file store: ${path}: empty block (a write the crash interrupted); removed`);
+      unlinkSync(path);
+      continue;
+    }
     const problem = headerProblem(buf, BLOCK_MAGIC);
     if (problem !== undefined) {
       warn(`file store: ${path}: ${problem}; the block is set aside as ${path}.bad`);
