@@ -32,9 +32,13 @@ export class BlockSlots {
 
   /** Sequence `seq` (≥ base + count) stored at `off`; the sequences skipped are empty slots. */
   add(seq: number, off: number, len: number, sid: number, ts: number): void {
+    if (this.count === 0) this.base = seq;
     const i = seq - this.base;
     if (i >= this.off.length) this.grow(i + 1);
-    for (let k = this.count; k < i; k++) this.off[k] = 0;
+    for (let k = this.count; k < i; k++) {
+      this.off[k] = 0;
+      this.ts[k] = ts;
+    }
     this.off[i] = off;
     this.len[i] = len;
     this.sid[i] = sid;

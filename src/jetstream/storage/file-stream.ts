@@ -23,7 +23,7 @@ import {
   type StreamStore,
   type StreamStoreConfig,
 } from './types.js';
-import { BlockSlots } from './file-index.js';
+import { BlockSlots, type SubjectInfo } from './file-index.js';
 import { LogFile, syncDir, type FileIo, type RoundHook } from './file-io.js';
 import { StreamQueries, type Block } from './file-query.js';
 import { blockPath, deletesPath, recoverLog } from './file-recover.js';
@@ -41,6 +41,7 @@ import {
   putTombstone,
 } from './file-record.js';
 import { FileConsumerStore } from './file-consumer.js';
+import { checkName } from './file-names.js';
 
 export interface FileStreamOptions {
   /** The stream's directory (`.../streams/<name>`). */
@@ -166,9 +167,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     this.bytes += rl;
     this.lastSeq = seq;
     this.lastTs = ts;
-    if (atSubjectLimit) {
-      while (info.msgs > maxp) this.removeSeq(this.firstOf(info), false);
-    }
+    if (atSubjectLimit) this.trimSubject(info, maxp);
     this.enforceLimits();
     if (cfg.maxAgeNs > 0 && this.ageTimer === undefined) this.scheduleExpiry();
     this.onUpdate?.(1, rl, seq, subject);
@@ -367,19 +366,29 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     return this.removeSeq(seq, true);
   }
 
+  /** Removes the oldest message; false (and nothing more to remove) when there is none. */
+  private dropFirst(): boolean {
+    if (this.msgs === 0) return false;
+    if (this.removeSeq(this.firstSeq, false)) return true;
+    // The first sequence did not name a live message: find it, and try once more.
+    this.advanceFirst(this.firstSeq);
+    return this.removeSeq(this.firstSeq, false);
+  }
+
   private enforceLimits(): void {
     const cfg = this.cfg;
-    if (cfg.maxMsgs > 0) while (this.msgs > cfg.maxMsgs) this.removeSeq(this.firstSeq, false);
-    if (cfg.maxBytes > 0)
-      while (this.bytes > cfg.maxBytes && this.msgs > 0) this.removeSeq(this.firstSeq, false);
+    if (cfg.maxMsgs > 0) while (this.msgs > cfg.maxMsgs && this.dropFirst());
+    if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes && this.dropFirst());
+  }
+
+  private trimSubject(info: SubjectInfo, maxp: number): void {
+    while (info.msgs > maxp && this.removeSeq(this.firstOf(info), false));
   }
 
   private enforceSubjectLimit(): void {
     const maxp = this.cfg.maxMsgsPerSubject;
     if (maxp <= 0) return;
-    for (const info of [...this.subjects.byName.values()]) {
-      while (info.msgs > maxp) this.removeSeq(this.firstOf(info), false);
-    }
+    for (const info of [...this.subjects.byName.values()]) this.trimSubject(info, maxp);
   }
 
   private scheduleExpiry(): void {
@@ -394,7 +403,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
 
   private expire(): void {
     const oldest = Date.now() * 1e6 - this.cfg.maxAgeNs;
-    while (this.msgs > 0 && this.firstTs <= oldest) this.removeSeq(this.firstSeq, false);
+    while (this.msgs > 0 && this.firstTs <= oldest && this.dropFirst());
     this.scheduleExpiry();
   }
 
@@ -556,6 +565,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
 
   consumerStore(name: string, cfg?: ConsumerStoreConfig): ConsumerStore {
     if (this.closed) throw new StoreError('closed', 'store is closed');
+    checkName('consumer', name);
     const c = new FileConsumerStore(
       join(this.options.dir, CONSUMERS_DIR, name),
       cfg ?? { ackPolicy: 'explicit' },

@@ -28,6 +28,7 @@ import type {
 } from './types.js';
 import { FileIo, syncDir } from './file-io.js';
 import { CONSUMERS_DIR, FileStreamStore } from './file-stream.js';
+import { checkName } from './file-names.js';
 
 export const META_FILE = 'meta.inf';
 export const META_SUM_FILE = 'meta.sum';
@@ -55,19 +56,6 @@ export interface FileStorageOptions {
 }
 
 export const DEFAULT_SYNC_INTERVAL_MS = 2 * 60 * 1000;
-
-/** A name that can be a directory name as it is (stream, consumer and account names). */
-function checkName(kind: string, name: string): void {
-  if (
-    name.length === 0 ||
-    name === '.' ||
-    name === '..' ||
-    /[/\\\0]/.test(name) ||
-    Buffer.byteLength(name) > 255
-  ) {
-    throw new Error(`file store: invalid ${kind} name ${JSON.stringify(name)}`);
-  }
-}
 
 export class FileStorage {
   readonly root: string;
@@ -131,7 +119,10 @@ export class FileStreamStoreProvider implements StreamStoreProvider {
     checkName('stream', cfg.name);
     if (this.open.has(cfg.name)) throw new Error(`file store: stream ${cfg.name} is already open`);
     const dir = join(this.dir, cfg.name);
-    mkdirSync(dir, { recursive: true });
+    if (!existsSync(dir)) {
+      mkdirSync(dir, { recursive: true });
+      syncDir(this.dir);
+    }
     writeMeta(dir, meta);
     const o = this.storage.options;
     const store = new FileStreamStore(cfg, {

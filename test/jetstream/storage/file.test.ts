@@ -229,3 +229,23 @@ describe('file store: scale', () => {
     await o.storage.close();
   });
 });
+
+describe('file store: names', () => {
+  it('refuses names that would leave their directory', async () => {
+    const dir = await tempDir();
+    const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+    assert.throws(() => storage.account('../x'), /invalid account name/);
+    const p = storage.account('$G');
+    assert.throws(
+      () => p.openStream(streamConfig('a/b', 'file'), Buffer.from('{}')),
+      /invalid stream name/,
+    );
+    const s = p.openStream(streamConfig('ok', 'file'), Buffer.from('{}'));
+    assert.throws(() => s.consumerStore('..'), /invalid consumer name/);
+    assert.throws(
+      () => p.writeConsumerMeta('ok', 'x\\y', Buffer.from('{}')),
+      /invalid consumer name/,
+    );
+    await storage.close();
+  });
+});
