@@ -207,6 +207,55 @@ describe('file store: disk', () => {
   });
 });
 
+describe('file store: reads and erase', () => {
+  it('serves a stream far larger than its read cache from disk, in order and at random', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('BIG', 'file');
+    let o = open(dir, cfg, { blockSize: 256 * 1024 });
+    const n = 4000;
+    for (let i = 1; i <= n; i++) {
+      o.store.storeMsg(
+        `big.${i % 13}`,
+        Buffer.alloc(0),
+        Buffer.alloc(1500, i % 251),
+        Date.now() * NS,
+      );
+    }
+    await o.storage.close();
+    o = open(dir, cfg, { blockSize: 256 * 1024, cacheBytes: 64 * 1024 });
+    for (let seq = 1; seq <= n; seq++) {
+      const m = o.store.loadMsg(seq)!;
+      assert.equal(m.subject, `big.${seq % 13}`);
+      assert.ok(m.data.length === 1500 && m.data[0] === seq % 251 && m.data[1499] === seq % 251);
+    }
+    for (let k = 0; k < 2000; k++) {
+      const seq = 1 + Math.floor(Math.random() * n);
+      assert.equal(o.store.loadMsg(seq)!.data[7], seq % 251);
+    }
+    assert.equal(o.store.loadNextMsg('big.5', false, 100)!.seq, 109);
+    await o.storage.close();
+  });
+
+  it('erase overwrites a message already on disk; the rest of its block is intact', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('ERASE', 'file');
+    let o = open(dir, cfg);
+    o.store.storeMsg('a', Buffer.alloc(0), Buffer.from('keep-1'), Date.now() * NS);
+    o.store.storeMsg('b', Buffer.alloc(0), Buffer.from('secret-payload'), Date.now() * NS);
+    o.store.storeMsg('a', Buffer.alloc(0), Buffer.from('keep-3'), Date.now() * NS);
+    await o.storage.io.flush();
+    assert.equal(o.store.eraseMsg(2), true);
+    await o.storage.close();
+    const blk = join(o.msgsDir, files(o.msgsDir, '.blk')[0]!);
+    assert.equal(readFileSync(blk).indexOf('secret-payload'), -1);
+    o = open(dir, cfg);
+    assert.deepEqual(o.store.state(true).deleted, [2]);
+    assert.equal(o.store.loadMsg(3)!.data.toString(), 'keep-3');
+    assert.deepEqual(o.warnings, []);
+    await o.storage.close();
+  });
+});
+
 describe('file store: scale', () => {
   it('a million keys: per-subject limit, last-by-subject and recovery', async () => {
     const dir = await tempDir();
