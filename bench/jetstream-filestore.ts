@@ -22,6 +22,7 @@ import { nowNanos } from '../src/streaming/protocol/index.js';
 import { makeStoredMsg } from '../src/streaming/store/index.js';
 import { FileStore } from '../src/streaming/store/file.js';
 import { freePort } from '../test/helpers/process.js';
+import { streamConfig } from '../test/jetstream/storage/conformance.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '300000');
@@ -34,19 +35,8 @@ const tempDir = (): string => {
   return d;
 };
 
-function cfg(name: string, over: Partial<StreamStoreConfig> = {}): StreamStoreConfig {
-  return {
-    name,
-    storage: 'file',
-    maxMsgs: -1,
-    maxBytes: -1,
-    maxAgeNs: 0,
-    maxMsgsPerSubject: -1,
-    discard: 'old',
-    discardNewPerSubject: false,
-    ...over,
-  };
-}
+const cfg = (name: string, over: Partial<StreamStoreConfig> = {}): StreamStoreConfig =>
+  streamConfig(name, 'file', over);
 
 const durable = (s: StreamStore): Promise<void> =>
   new Promise((resolve, reject) => s.onDurable((e) => (e ? reject(e) : resolve())));

@@ -18,6 +18,7 @@ import {
   unlink,
   writev,
   write,
+  writeSync,
   constants,
 } from 'node:fs';
 import { dirname } from 'node:path';
@@ -580,5 +581,17 @@ export function syncDir(dir: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   } finally {
     if (fd >= 0) closeSync(fd);
+  }
+}
+
+/** Writes a whole file and syncs it (before it is renamed over another). */
+export function writeDurably(path: string, bytes: Buffer): void {
+  const fd = openSync(path, 'w', 0o640);
+  try {
+    let at = 0;
+    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -3,16 +3,7 @@
 // messages are all gone is deleted, one mostly gone is rewritten with what is left);
 // the first sequence is recorded once per write round in a state record, interior
 // deletes as tombstones in the block's delete file.
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   StoreError,
@@ -24,7 +15,7 @@ import {
   type StreamStoreConfig,
 } from './types.js';
 import { BlockSlots, type SubjectInfo } from './file-index.js';
-import { LogFile, syncDir, type FileIo, type RoundHook } from './file-io.js';
+import { LogFile, syncDir, writeDurably, type FileIo, type RoundHook } from './file-io.js';
 import { StreamQueries, type Block } from './file-query.js';
 import { blockPath, deletesPath, recoverLog } from './file-recover.js';
 import {
@@ -472,17 +463,9 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     for (const b of [...this.blocks]) {
       const s = b.slots;
       if (s.count === 0 || s.base >= seq) break;
-      const end = Math.min(s.count, seq - s.base);
-      for (let i = 0; i < end; i++) {
-        if (s.off[i] === 0) continue;
-        const len = s.len[i]!;
-        this.subjects.removed(this.subjects.byId[s.sid[i]!]!, s.base + i);
-        s.off[i] = 0;
-        s.live--;
-        s.liveBytes -= len;
-        purged++;
-        bytes += len;
-      }
+      this.clearSlots(s, 0, Math.min(s.count, seq - s.base));
+      purged += this.cleared;
+      bytes += this.clearedBytes;
       if (b !== this.active && s.live === 0) this.dropBlock(b);
     }
     this.msgs -= purged;
@@ -491,6 +474,28 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     this.markState();
     if (purged > 0) this.onUpdate?.(-purged, -bytes, 0, '');
     return purged;
+  }
+
+  private cleared = 0;
+  private clearedBytes = 0;
+
+  /**
+   * Removes the live messages of slots [from, to) without tombstones (compact and
+   * truncate record the outcome otherwise); counts them in cleared/clearedBytes.
+   */
+  private clearSlots(s: BlockSlots, from: number, to: number): void {
+    this.cleared = 0;
+    this.clearedBytes = 0;
+    for (let i = from; i < to; i++) {
+      if (s.off[i] === 0) continue;
+      const len = s.len[i]!;
+      this.subjects.removed(this.subjects.byId[s.sid[i]!]!, s.base + i);
+      s.off[i] = 0;
+      s.live--;
+      s.liveBytes -= len;
+      this.cleared++;
+      this.clearedBytes += len;
+    }
   }
 
   truncate(seq: number): void {
@@ -502,16 +507,9 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     for (const b of [...this.blocks].reverse()) {
       const s = b.slots;
       if (s.count > 0 && s.last <= seq) break;
-      for (let i = Math.max(0, seq + 1 - s.base); i < s.count; i++) {
-        if (s.off[i] === 0) continue;
-        const len = s.len[i]!;
-        this.subjects.removed(this.subjects.byId[s.sid[i]!]!, s.base + i);
-        s.off[i] = 0;
-        s.live--;
-        s.liveBytes -= len;
-        purged++;
-        bytes += len;
-      }
+      this.clearSlots(s, Math.max(0, seq + 1 - s.base), s.count);
+      purged += this.cleared;
+      bytes += this.clearedBytes;
       if (b !== keep) this.dropBlock(b);
     }
     if (keep !== undefined) {
@@ -624,16 +622,4 @@ function growable(s: BlockSlots): BlockSlots {
   g.live = s.live;
   g.liveBytes = s.liveBytes;
   return g;
-}
-
-/** Writes a whole file and syncs it (a compacted block before its rename). */
-function writeDurably(path: string, bytes: Buffer): void {
-  const fd = openSync(path, 'w', 0o640);
-  try {
-    let at = 0;
-    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -6,18 +6,7 @@
 //                                                   /meta.sum    its CRC32, hex
 //                                                   /msgs/<n>.blk, <n>.dlt
 //                                                   /obs/<consumer>/meta.inf, meta.sum, o.dat
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type {
@@ -26,7 +15,7 @@ import type {
   StreamStoreConfig,
   StreamStoreProvider,
 } from './types.js';
-import { FileIo, syncDir } from './file-io.js';
+import { FileIo, syncDir, writeDurably } from './file-io.js';
 import { CONSUMERS_DIR, FileStreamStore } from './file-stream.js';
 import { checkName } from './file-names.js';
 
@@ -197,14 +186,7 @@ function writeMeta(dir: string, meta: Buffer): void {
 
 function replaceFile(path: string, bytes: Buffer): void {
   const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w', 0o640);
-  try {
-    let at = 0;
-    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeDurably(tmp, bytes);
   renameSync(tmp, path);
 }
 
