@@ -249,8 +249,15 @@ export abstract class StreamQueries {
   subjectsState(filter: string): Map<string, SimpleState> {
     const out = new Map<string, SimpleState>();
     const all = isAll(filter);
+    if (!all && !hasWildcard(filter)) {
+      const info = this.subjects.byName.get(filter);
+      if (info !== undefined) {
+        out.set(info.name, { msgs: info.msgs, first: this.firstOf(info), last: this.lastOf(info) });
+      }
+      return out;
+    }
     for (const info of this.subjects.byName.values()) {
-      if (!all && info.name !== filter && !info.matches(filter)) continue;
+      if (!all && !info.matches(filter)) continue;
       out.set(info.name, { msgs: info.msgs, first: this.firstOf(info), last: this.lastOf(info) });
     }
     return out;

@@ -345,6 +345,7 @@ export function storageConformance(label: string, o: ConformanceOptions): void {
       assert.deepEqual(subs.get('a.1'), { msgs: 3, first: 1, last: 7 });
       assert.equal(s.subjectsState('').size, 3);
       assert.equal(s.subjectsState('c.>').size, 0);
+      assert.deepEqual([...s.subjectsState('b.1')], [['b.1', { msgs: 3, first: 3, last: 9 }]]);
       await e.close();
     });
 

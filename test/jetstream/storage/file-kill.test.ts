@@ -5,7 +5,7 @@
 // consecutive sequences, exactly once; the durable consumer's state is consistent.
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FileStorage } from '../../../src/jetstream/storage/file.js';
 import { cleanupDirs, tempDir } from '../../streaming/file-fixtures.js';
@@ -16,12 +16,19 @@ after(cleanupDirs);
 const CHILD = fileURLToPath(new URL('./file-kill-child.js', import.meta.url));
 const ROUNDS = 10;
 
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
 /** Runs the writer until a random moment, kills it hard; returns the last acked index. */
 function round(dir: string, n: number): Promise<{ acked: number; stderr: string }> {
   const sync = n % 2 === 1 ? 'always' : 120_000;
   const proc = spawn(process.execPath, [CHILD, JSON.stringify({ dir, round: n, sync })], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
   let out = '';
   let stderr = '';
   let acked = 0;
