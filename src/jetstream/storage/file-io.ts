@@ -27,9 +27,10 @@ const MIN_CHUNK = 16 * 1024;
 const MAX_CHUNK = 1024 * 1024;
 /** Recent chunks of a file kept for loads after they are written (readers near the tail). */
 const TAIL_KEEP = 2 * 1024 * 1024;
-/** A read that follows the previous one reads this much ahead. */
-const READ_AHEAD = 512 * 1024;
-const MIN_READ = 4096;
+/** Loads read a file in pages of this size, kept in one LRU cache for all files. */
+export const PAGE = 16 * 1024;
+/** Pages read at once when a read follows the previous one (sequential consumers). */
+const READ_AHEAD_PAGES = 32;
 
 interface Chunk {
   /** File offset of buf[0]. */
@@ -43,9 +44,10 @@ interface Patch {
   readonly buf: Buffer;
 }
 
-/** A window of a file read back from disk. */
-interface Window {
-  readonly start: number;
+/** A page of a file read back from disk: bytes [index * PAGE, index * PAGE + buf.length). */
+interface Page {
+  readonly file: LogFile;
+  readonly index: number;
   readonly buf: Buffer;
 }
 
@@ -64,9 +66,10 @@ export class LogFile {
   /** Writes in flight. */
   busy = 0;
   dead = false;
-  /** Where the end of the last read was: the next read there reads ahead. */
-  lastReadEnd = -1;
-  window: Window | undefined;
+  /** The page the last load from disk ended in: a read in the next one reads ahead. */
+  lastPage = -2;
+  /** Pages of this file in the read cache. */
+  readonly pages = new Map<number, Page>();
   private chunks: Chunk[] = [];
   private queuedFrom: number;
   private patches: Patch[] = [];
@@ -132,7 +135,7 @@ export class LogFile {
         this.io.markDirty(this);
       }
     }
-    if (this.window !== undefined) this.io.cache.drop(this);
+    this.io.cache.dropFile(this);
   }
 
   /** Forgets everything past `size` (truncate): cut on disk at the next round. */
@@ -149,7 +152,7 @@ export class LogFile {
     }
     this.cutTo = size;
     this.patches = this.patches.filter((p) => p.pos + p.buf.length <= size);
-    if (this.window !== undefined) this.io.cache.drop(this);
+    this.io.cache.dropFile(this);
     if (!this.dirty) {
       this.dirty = true;
       this.io.markDirty(this);
@@ -188,16 +191,37 @@ export class LogFile {
       r.at = pos - c.start;
       return r;
     }
-    const w = this.window;
-    if (w !== undefined && pos >= w.start && pos + len <= w.start + w.buf.length) {
-      this.io.cache.touch(this);
-      r.buf = w.buf;
-      r.at = pos - w.start;
-      this.lastReadEnd = pos + len;
+    const first = Math.floor(pos / PAGE);
+    if (Math.floor((pos + len - 1) / PAGE) !== first) {
+      // Across a page boundary (large records, or one in 60 of 1 KiB ones): read as is.
+      r.buf = this.readAt(pos, len, len);
+      r.at = 0;
       return r;
     }
-    const ahead = pos === this.lastReadEnd ? READ_AHEAD : MIN_READ;
-    const want = Math.min(Math.max(len, ahead), Math.max(len, this.written - pos));
+    const start = first * PAGE;
+    let page = this.pages.get(first);
+    if (page === undefined || pos + len > start + page.buf.length) {
+      const pages = first === this.lastPage + 1 ? READ_AHEAD_PAGES : 1;
+      const want = Math.min(pages * PAGE, this.written - start);
+      const buf = this.readAt(start, want, pos + len - start);
+      for (let k = 0; k * PAGE < buf.length; k++) {
+        const p: Page = {
+          file: this,
+          index: first + k,
+          buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
+        };
+        this.io.cache.put(p);
+        if (k === 0) page = p;
+      }
+    } else this.io.cache.touch(page);
+    this.lastPage = first;
+    r.buf = page!.buf;
+    r.at = pos - start;
+    return r;
+  }
+
+  /** Reads `want` bytes at `pos` (at least `need` must be there). */
+  private readAt(pos: number, want: number, need: number): Buffer {
     const buf = Buffer.allocUnsafe(want);
     const fd = this.io.open(this);
     let got = 0;
@@ -206,13 +230,8 @@ export class LogFile {
       if (n === 0) break;
       got += n;
     }
-    if (got < len) throw new Error(`file store: ${this.path} is shorter than expected`);
-    const view = got === want ? buf : buf.subarray(0, got);
-    this.io.cache.put(this, { start: pos, buf: view });
-    this.lastReadEnd = pos + len;
-    r.buf = view;
-    r.at = 0;
-    return r;
+    if (got < need) throw new Error(`file store: ${this.path} is shorter than expected`);
+    return got === want ? buf : buf.subarray(0, got);
   }
 
   /** What to write this round (views, from `written`), and the overwrites. */
@@ -240,37 +259,39 @@ export class LogFile {
 
 const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
 
-/** Windows read back from disk, least recently used first, within a byte budget. */
+/** Pages read back from disk, least recently used first, within a byte budget. */
 class ReadCache {
-  private readonly files = new Map<LogFile, number>();
+  private readonly lru = new Set<Page>();
   private bytes = 0;
 
   constructor(private readonly limit: number) {}
 
-  put(file: LogFile, w: Window): void {
-    this.drop(file);
-    file.window = w;
-    this.files.set(file, w.buf.length);
-    this.bytes += w.buf.length;
-    for (const f of this.files.keys()) {
-      if (this.bytes <= this.limit || f === file) break;
-      this.drop(f);
+  put(p: Page): void {
+    const old = p.file.pages.get(p.index);
+    if (old !== undefined) this.drop(old);
+    p.file.pages.set(p.index, p);
+    this.lru.add(p);
+    this.bytes += p.buf.length;
+    for (const q of this.lru) {
+      if (this.bytes <= this.limit || q === p) break;
+      this.drop(q);
     }
   }
 
-  touch(file: LogFile): void {
-    const n = this.files.get(file);
-    if (n === undefined) return;
-    this.files.delete(file);
-    this.files.set(file, n);
+  touch(p: Page): void {
+    this.lru.delete(p);
+    this.lru.add(p);
   }
 
-  drop(file: LogFile): void {
-    const n = this.files.get(file);
-    file.window = undefined;
-    if (n === undefined) return;
-    this.files.delete(file);
-    this.bytes -= n;
+  private drop(p: Page): void {
+    if (!this.lru.delete(p)) return;
+    this.bytes -= p.buf.length;
+    if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
+  }
+
+  /** Forgets a file's pages (overwritten, cut, closed). */
+  dropFile(file: LogFile): void {
+    for (const p of [...file.pages.values()]) this.drop(p);
   }
 }
 
@@ -279,7 +300,7 @@ export interface FileIoOptions {
   readonly syncAlways: boolean;
   /** Milliseconds between background fsyncs when not `always` (0: never). */
   readonly syncIntervalMs: number;
-  /** Bytes of read-back windows kept for loads. */
+  /** Bytes of pages read back from disk kept for loads. */
   readonly cacheBytes: number;
   /** Open files kept at most (files being written do not count against it). */
   readonly fdLimit: number;
@@ -382,7 +403,7 @@ export class FileIo {
 
   closeFile(file: LogFile): void {
     this.openFiles.delete(file);
-    this.cache.drop(file);
+    this.cache.dropFile(file);
     if (file.fd >= 0) {
       closeSync(file.fd);
       file.fd = -1;

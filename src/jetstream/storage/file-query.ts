@@ -1,7 +1,7 @@
 // The read side of a file stream: its blocks' slots and subject index in memory, and
 // every query the engine asks (loads, filtered state, per-subject state, sequence for
 // a time, deleted details). Payloads come from LogFile.read: the block's unwritten or
-// recent chunks, else a window read back from disk.
+// recent chunks, else the pages read back from disk.
 import type { SimpleState, StoredMsg } from './types.js';
 import { BlockSlots, SubjectTable, type SubjectInfo } from './file-index.js';
 import type { LogFile } from './file-io.js';
