@@ -116,11 +116,12 @@ export class LogFile {
     this.commit(c, bytes.length);
   }
 
-  /** Overwrites `buf.length` bytes at `pos` (erase): in the chunk if unwritten, else a positioned write. */
+  /** Rewrites the `len` bytes at `pos` with `fill` (erase): in memory, and on disk if they were written. */
   patch(pos: number, fill: (b: Buffer, at: number) => void, len: number): void {
     const mem = this.find(pos, len);
     if (mem !== undefined) fill(mem.buf, pos - mem.start);
-    if (pos + len <= this.written) {
+    // Bytes already handed to a write (done or in flight) are written again after it.
+    if (pos < this.queuedFrom) {
       const b = Buffer.allocUnsafe(len);
       if (mem !== undefined) mem.buf.copy(b, 0, pos - mem.start, pos - mem.start + len);
       else {

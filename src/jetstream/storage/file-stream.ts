@@ -384,7 +384,11 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
 
   private scheduleExpiry(): void {
     if (this.closed || this.cfg.maxAgeNs <= 0 || this.msgs === 0) return;
-    const waitMs = Math.max(1, (this.firstTs + this.cfg.maxAgeNs) / 1e6 - Date.now());
+    // setTimeout takes at most 2^31 - 1 ms (a longer max_age checks again then).
+    const waitMs = Math.min(
+      0x7fffffff,
+      Math.max(1, (this.firstTs + this.cfg.maxAgeNs) / 1e6 - Date.now()),
+    );
     this.ageTimer = setTimeout(() => {
       this.ageTimer = undefined;
       this.expire();
