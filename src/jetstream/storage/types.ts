@@ -121,11 +121,14 @@ export interface StreamStore {
   eraseMsg(seq: number): boolean;
   /** Removes everything; returns how many messages went. The next sequence stays. */
   purge(): number;
-  /** PURGE with `filter`, `seq` (up to, not including) and `keep`, as nats-server's PurgeEx. */
+  /**
+   * PURGE with `filter`, `seq` (up to, not including) and `keep`, as nats-server's PurgeEx;
+   * throws when both `seq` > 1 and `keep` > 0 are given (its ErrPurgeArgMismatch).
+   */
   purgeEx(subject: string, seq: number, keep: number): number;
   /** Removes everything below `seq`; returns how many went. */
   compact(seq: number): number;
-  /** Removes everything above `seq`. */
+  /** Removes everything above `seq`; throws if `seq` (≠ 0) is not a stored message. */
   truncate(seq: number): void;
 
   /** The first sequence stored at or after `tsNs` (nanoseconds since the epoch). */
@@ -186,7 +189,10 @@ export interface ConsumerStore {
   updateDelivered(dseq: number, sseq: number, deliveryCount: number, ts: number): void;
   /** An acknowledgement of one delivery. */
   updateAcks(dseq: number, sseq: number): void;
-  /** Replaces the whole state (as nats-server's Update). */
+  /**
+   * Replaces the whole state (as nats-server's Update); throws on an inconsistent one (ack
+   * floor above delivered, a pending sequence out of range, delivered going back).
+   */
   update(state: ConsumerState): void;
   state(): ConsumerState;
   stop(): Promise<void>;
