@@ -12,6 +12,8 @@ interface ChildOptions {
   readonly dir: string;
   readonly round: number;
   readonly sync: 'always' | number;
+  /** max_msgs of the stream (-1: none): the oldest are dropped as it writes. */
+  readonly maxMsgs?: number;
 }
 
 const o = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
@@ -24,7 +26,7 @@ const storage = new FileStorage({
 });
 const store = storage
   .account('$G')
-  .openStream(streamConfig('KILL', 'file'), Buffer.from('{"name":"KILL"}'));
+  .openStream(streamConfig('KILL', 'file', { maxMsgs: o.maxMsgs ?? -1 }), Buffer.from('{}'));
 const consumer = store.consumerStore('dur', { ackPolicy: 'explicit' });
 const cstate = consumer.state();
 let dseq = cstate.delivered.consumer;
@@ -45,7 +47,8 @@ function turn(): void {
   store.onDurable((err) => {
     if (err === undefined) process.stdout.write(`ACK ${o.round} ${last}\n`);
   });
-  // The consumer reads a few messages behind and acks them.
+  // The consumer reads a few messages behind and acks them (from the first one left).
+  next = Math.max(next, store.state().firstSeq);
   for (let k = 0; k < batch && next <= store.state().lastSeq; k++, next++) {
     if (store.loadMsg(next) === undefined) continue;
     consumer.updateDelivered(++dseq, next, 1, Date.now() * 1e6);

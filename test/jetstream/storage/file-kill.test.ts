@@ -22,9 +22,9 @@ process.once('exit', () => {
 });
 
 /** Runs the writer until a random moment, kills it hard; returns the last acked index. */
-function round(dir: string, n: number): Promise<{ acked: number; stderr: string }> {
+function round(dir: string, n: number, maxMsgs = -1): Promise<{ acked: number; stderr: string }> {
   const sync = n % 2 === 1 ? 'always' : 120_000;
-  const proc = spawn(process.execPath, [CHILD, JSON.stringify({ dir, round: n, sync })], {
+  const proc = spawn(process.execPath, [CHILD, JSON.stringify({ dir, round: n, sync, maxMsgs })], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(proc);
@@ -110,6 +110,45 @@ it(
       for (const seq of c.pending.keys())
         assert.ok(seq > c.ackFloor.stream && seq <= c.delivered.stream);
       t.diagnostic(`${total} acknowledged, ${st.msgs} stored, consumer at ${c.delivered.stream}`);
+    } finally {
+      await storage.close();
+    }
+  },
+);
+
+it(
+  'kill -9 while max_msgs drops the oldest: the newest messages there, in order, within the limit',
+  { timeout: 60_000 },
+  async () => {
+    const dir = await tempDir();
+    const MAX = 3000;
+    const acked: number[] = [];
+    for (let n = 1; n <= 5; n++) acked[n] = (await round(dir, n, MAX)).acked;
+    const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+    try {
+      const store = storage
+        .account('$G')
+        .openStream(streamConfig('KILL', 'file', { maxMsgs: MAX }), Buffer.from('{}'));
+      const st = store.state();
+      assert.ok(st.msgs <= MAX, `${st.msgs} messages kept, max ${MAX}`);
+      // What is left is one run of consecutive sequences, the newest ones.
+      assert.equal(st.msgs, st.lastSeq - st.firstSeq + 1);
+      let prev: [number, number] = [0, 0];
+      for (let seq = st.firstSeq; seq <= st.lastSeq; seq++) {
+        const m = store.loadMsg(seq)!;
+        const [rn, idx] = m.data
+          .toString('latin1', 0, m.data.indexOf('|'))
+          .split('-')
+          .map(Number) as [number, number];
+        if (rn === prev[0]) assert.equal(idx, prev[1] + 1, `round ${rn}: ${idx} after ${prev[1]}`);
+        else assert.ok(rn > prev[0], `round ${rn} after round ${prev[0]}`);
+        prev = [rn, idx];
+      }
+      // The last round's acknowledged messages are the newest: all kept.
+      const last = store.loadMsg(st.lastSeq)!;
+      const lastRound = Number(last.data.toString('latin1', 0, last.data.indexOf('-')));
+      assert.equal(lastRound, 5);
+      assert.ok(prev[1] >= acked[5]!, `round 5: ${acked[5]} acknowledged, ${prev[1]} stored`);
     } finally {
       await storage.close();
     }
