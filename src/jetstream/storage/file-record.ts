@@ -140,13 +140,13 @@ export function putStateRecord(
   seal(b, at, STATE_RECORD_SIZE);
 }
 
-/** Rewrites the record at `b[at]` as erased: same length and sequence, content zeroed. */
+/** Rewrites the record at `b[at]` as erased: same length, sequence and time, content zeroed. */
 export function eraseRecord(b: Buffer, at: number): void {
   const rl = b.readUInt32LE(at) & ~HDR_BIT;
   b.writeUInt32LE(rl, at);
   const high = b.readUInt32LE(at + 8) & 0xffffff;
   b.writeUInt32LE((high | (KIND_ERASED << 24)) >>> 0, at + 8);
-  b.fill(0, at + 12, at + rl - RECORD_TRAILER);
+  b.fill(0, at + 20, at + rl - RECORD_TRAILER);
   b.writeUInt16LE(0, at + 20);
   seal(b, at, rl);
 }

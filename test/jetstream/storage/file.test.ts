@@ -254,6 +254,21 @@ describe('file store: reads and erase', () => {
     assert.deepEqual(o.warnings, []);
     await o.storage.close();
   });
+
+  it('an erased message keeps its time: getSeqFromTime after a restart', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('ERASE_TS', 'file');
+    let o = open(dir, cfg);
+    const t0 = 1_700_000_000_000 * NS;
+    for (let i = 0; i < 5; i++)
+      o.store.storeMsg('a', Buffer.alloc(0), Buffer.from(`m${i}`), t0 + i * 1000 * NS);
+    o.store.eraseMsg(3);
+    await o.storage.close();
+    o = open(dir, cfg);
+    assert.equal(o.store.getSeqFromTime(t0 + 500 * NS), 2);
+    assert.equal(o.store.getSeqFromTime(t0 + 1500 * NS), 4);
+    await o.storage.close();
+  });
 });
 
 describe('file store: scale', () => {
