@@ -2,7 +2,7 @@
 // test (file-kill.test.ts): each event-loop turn stores a batch of messages, then asks
 // onDurable and prints `ACK <round> <last index>` when it calls back, which is when
 // the engine would send those PubAcks. A durable consumer follows the stream and acks
-// what it reads. Prints `READY` once the stream is open.
+// what it reads.
 //
 //   node dist/test/jetstream/storage/file-kill-child.js '{"dir":"/tmp/x","round":1,"sync":"always"}'
 import { FileStorage } from '../../../src/jetstream/storage/file.js';
@@ -31,7 +31,6 @@ const consumer = store.consumerStore('dur', { ackPolicy: 'explicit' });
 const cstate = consumer.state();
 let dseq = cstate.delivered.consumer;
 let next = cstate.delivered.stream + 1;
-process.stdout.write('READY\n');
 
 let i = 0;
 const pad = Buffer.alloc(2048, 'x');
