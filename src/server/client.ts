@@ -2,7 +2,6 @@
 // keep-alive and its close. Ops arrive from the parser; messages leave through the
 // outbound block, flushed by the server once per turn of the event loop.
 
-import type { Socket } from 'node:net';
 import {
   CloseReason,
   type CloseReasonText,
@@ -17,6 +16,7 @@ import type { Account } from './account.js';
 import { Outbound } from './outbound.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
+import type { ClientListener, Transport } from './transport.js';
 
 const PONG = Buffer.from('PONG\r\n');
 const PING = Buffer.from('PING\r\n');
@@ -48,7 +48,9 @@ export class Client implements ParserHandler {
   readonly kind: ClientKind;
   readonly server: Server;
   /** Replaced by the TLS socket once a TLS handshake completes (src/auth/tls.ts). */
-  socket: Socket | null;
+  socket: Transport | null;
+  /** The listener it came through when not the client port (WebSocket), else null. */
+  via: ClientListener | null = null;
   readonly parser: Parser;
   readonly out = new Outbound();
   account: Account;
@@ -124,7 +126,7 @@ export class Client implements ParserHandler {
   constructor(
     server: Server,
     cid: number,
-    socket: Socket | null,
+    socket: Transport | null,
     account: Account,
     kind: ClientKind = 'client',
   ) {
@@ -159,11 +161,17 @@ export class Client implements ParserHandler {
       this.drained();
     });
     if (info !== null) this.send(info);
-    if (this.server.authRequired) {
-      this.authTimer = setTimeout(() => {
-        this.authTimer = null;
-        if (!this.authorized) this.close(CloseReason.authTimeout, ErrText.authTimeout);
-      }, this.server.options.authTimeout * 1000);
+    const override = this.via?.auth ?? null;
+    if (this.server.authRequired || override?.required === true) {
+      this.authTimer = setTimeout(
+        () => {
+          this.authTimer = null;
+          if (!this.authorized) this.close(CloseReason.authTimeout, ErrText.authTimeout);
+        },
+        override !== null && override.timeoutMs > 0
+          ? override.timeoutMs
+          : this.server.options.authTimeout * 1000,
+      );
       this.authTimer.unref();
     } else {
       this.authorized = true;
@@ -210,8 +218,11 @@ export class Client implements ParserHandler {
     }
     // With security configured every CONNECT is checked, even one that needs no
     // credentials (no_auth_user), since wrong credentials still fail.
-    if (!this.authorized || this.server.security !== null) {
-      const verdict = this.lateVerdict ?? this.server.authenticate(this, o);
+    const override = this.via?.auth ?? null;
+    if (!this.authorized || this.server.security !== null || override !== null) {
+      const verdict =
+        this.lateVerdict ??
+        (override !== null ? override.authenticate(this, o) : this.server.authenticate(this, o));
       this.lateVerdict = null;
       if (verdict !== true && verdict !== false) {
         this.awaitVerdict(verdict, buf.subarray(start, end));
@@ -657,7 +668,7 @@ export class Client implements ParserHandler {
    * as the reference's log lines.
    */
   label(): string {
-    const base = `${this.ip}:${this.port} - cid:${this.cid}`;
+    const base = `${this.ip}:${this.port} - ${this.via?.idTag ?? 'cid'}:${this.cid}`;
     const ncs = [this.version === '' ? '' : 'v' + this.version, this.lang, this.name]
       .filter((part) => part !== '')
       .join(':');
@@ -722,7 +733,7 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
  * or fails, and reports when the socket's output drained.
  */
 export function watchSocket(
-  socket: Socket,
+  socket: Transport,
   conn: { close(reason: string): void },
   drained: () => void,
 ): void {

@@ -114,12 +114,23 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
     // The others take its unacked messages, redelivered shortly (round-robin).
     const seqs = sub.pendingSorted();
     sub.pending.clear();
-    safely(s, () => {
-      channel.store.subs.delete(sub.id);
-    });
+    // The group's last sent sequence is kept by its members' records: when the one
+    // leaving holds it and it goes nowhere with the pending ones, another member's
+    // record takes it (as the reference does), or a restart would send it again.
+    const carry = sub.lastSent === group.lastSent && !seqs.includes(group.lastSent);
     const now = Date.now();
     for (let i = 0; i < seqs.length; i++) {
       members[i % members.length]!.adopt(seqs[i]!, now + HANDOVER_DELAY_MS, now);
+    }
+    safely(s, () => {
+      channel.store.subs.delete(sub.id);
+    });
+    if (carry) {
+      const heir = members[0]!;
+      heir.lastSent = group.lastSent;
+      safely(s, () => {
+        channel.store.subs.update(heir.record());
+      });
     }
     return;
   }
