@@ -138,8 +138,10 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
     sub.offline = true;
     sub.stalled = false;
     group.shadow = sub;
+    // Stored without its client, as the reference stores a shadow: the reference
+    // drops a durable queue subscription whose client is gone as a ghost otherwise.
     safely(s, () => {
-      channel.store.subs.update(sub.record());
+      channel.store.subs.update({ ...sub.record(), clientID: '' });
     });
     return;
   }
