@@ -11,7 +11,6 @@ import type { Logger } from '../server/logger.js';
 import { createLogger } from '../server/logger.js';
 import type { Bus, BusSubscription } from './bus.js';
 import { InternalBus } from './bus-internal.js';
-import { NatsBus } from './bus-nats.js';
 import { Channel } from './channel.js';
 import { StanClient } from './client.js';
 import { encodePubAck, encodePubAckError } from './encode.js';
@@ -37,16 +36,11 @@ import { MemoryStore } from './store/memory.js';
 import { isStoreError } from './store/errors.js';
 import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
 import type { Sub } from './subscription.js';
+import { StreamingStartError } from './start-error.js';
 
-/** The reference version this server behaves as (serverz `version`). */
-export const STREAMING_VERSION = '0.25.6';
+export { STREAMING_VERSION, StreamingStartError } from './start-error.js';
 
 export type StreamingState = 'STANDALONE' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
-
-/** Errors that stop the streaming server from starting (bad options, cluster ID clash). */
-export class StreamingStartError extends Error {
-  override readonly name = 'StreamingStartError';
-}
 
 export const Err = {
   invalidConnReq: 'stan: invalid connection request',
@@ -276,7 +270,11 @@ export class StreamingServer {
 
   private async createBus(): Promise<Bus> {
     const name = `_NSS-${this.clusterId}-general`;
-    if (this.options.natsServer !== '') return NatsBus.connect(this.options.natsServer, name);
+    if (this.options.natsServer !== '') {
+      // The NATS client is loaded only for -ns: most servers carry the bus in-process.
+      const { NatsBus } = await import('./bus-nats.js');
+      return NatsBus.connect(this.options.natsServer, name);
+    }
     if (this.core === null) throw new StreamingStartError('no NATS server to connect to');
     return new InternalBus(this.core, name);
   }
