@@ -121,11 +121,14 @@ export interface StreamStore {
   eraseMsg(seq: number): boolean;
   /** Removes everything; returns how many messages went. The next sequence stays. */
   purge(): number;
-  /** PURGE with `filter`, `seq` (up to, not including) and `keep`, as nats-server's PurgeEx. */
+  /**
+   * PURGE with `filter`, `seq` (up to, not including) and `keep`, as nats-server's PurgeEx;
+   * throws when both `seq` > 1 and `keep` > 0 are given (its ErrPurgeArgMismatch).
+   */
   purgeEx(subject: string, seq: number, keep: number): number;
   /** Removes everything below `seq`; returns how many went. */
   compact(seq: number): number;
-  /** Removes everything above `seq`. */
+  /** Removes everything above `seq`; throws if `seq` (≠ 0) is not a stored message. */
   truncate(seq: number): void;
 
   /** The first sequence stored at or after `tsNs` (nanoseconds since the epoch). */
@@ -139,7 +142,8 @@ export interface StreamStore {
   /** Applies new limits (enforcing them at once) after STREAM.UPDATE. */
   updateConfig(cfg: StreamStoreConfig): void;
 
-  consumerStore(name: string): ConsumerStore;
+  /** Opens (or creates) a consumer's state; without `cfg`, the ack policy is explicit. */
+  consumerStore(name: string, cfg?: ConsumerStoreConfig): ConsumerStore;
   /** Stops, keeping the data (server shutdown). */
   stop(): Promise<void>;
   /** Stops and removes everything, consumers included (STREAM.DELETE). */
@@ -164,8 +168,19 @@ export interface ConsumerState {
   ackFloor: SequencePair;
   /** Keyed by stream sequence; only with explicit acks. */
   pending: Map<number, PendingAck>;
-  /** Stream sequence → delivery count, for messages delivered more than once. */
+  /**
+   * Stream sequence → delivery count (2 for the first redelivery), for messages delivered
+   * more than once and still pending.
+   */
   redelivered: Map<number, number>;
+}
+
+/**
+ * What a consumer store needs of the consumer's configuration: the ack policy decides
+ * how deliveries and acks move the ack floor (nats-server's UpdateDelivered/UpdateAcks).
+ */
+export interface ConsumerStoreConfig {
+  readonly ackPolicy: 'none' | 'all' | 'explicit';
 }
 
 export interface ConsumerStore {
@@ -174,7 +189,10 @@ export interface ConsumerStore {
   updateDelivered(dseq: number, sseq: number, deliveryCount: number, ts: number): void;
   /** An acknowledgement of one delivery. */
   updateAcks(dseq: number, sseq: number): void;
-  /** Replaces the whole state (as nats-server's Update). */
+  /**
+   * Replaces the whole state (as nats-server's Update); throws on an inconsistent one (ack
+   * floor above delivered, a pending sequence out of range, delivered going back).
+   */
   update(state: ConsumerState): void;
   state(): ConsumerState;
   stop(): Promise<void>;

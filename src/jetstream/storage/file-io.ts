@@ -1,0 +1,619 @@
+// The I/O of the JetStream file store: files written only at their end (plus a few
+// positioned overwrites), one scheduler that writes every file of every stream once
+// per event-loop turn, and a bounded cache of what loads read back.
+//
+// Group commit: records are copied into a per-file chunk as they are stored; once per
+// turn each file with new bytes gets one positioned writev, and with `sync: always` an
+// fdatasync, before the callbacks of onDurable() run (the engine's PubAcks). Rounds
+// never overlap: whatever is stored while one is on its way goes into the next.
+// Without `always`, written means handed to the OS (a kill -9 loses nothing written)
+// and a timer fsyncs every file written since its last run (sync_interval).
+import {
+  closeSync,
+  fdatasync,
+  fsyncSync,
+  ftruncate,
+  openSync,
+  readSync,
+  unlink,
+  writev,
+  write,
+  writeSync,
+  constants,
+} from 'node:fs';
+import { dirname } from 'node:path';
+
+const MIN_CHUNK = 16 * 1024;
+const MAX_CHUNK = 1024 * 1024;
+/** Recent chunks of a file kept for loads after they are written (readers near the tail). */
+const TAIL_KEEP = 2 * 1024 * 1024;
+/** Loads read a file in pages of this size, kept in one LRU cache for all files. */
+export const PAGE = 16 * 1024;
+/** Pages read at once when a read follows the previous one (sequential consumers). */
+const READ_AHEAD_PAGES = 32;
+
+interface Chunk {
+  /** File offset of buf[0]. */
+  readonly start: number;
+  readonly buf: Buffer;
+  used: number;
+}
+
+interface Patch {
+  readonly pos: number;
+  readonly buf: Buffer;
+}
+
+/** A page of a file read back from disk: bytes [index * PAGE, index * PAGE + buf.length). */
+interface Page {
+  readonly file: LogFile;
+  readonly index: number;
+  readonly buf: Buffer;
+}
+
+export class LogFile {
+  fd = -1;
+  /** Bytes appended (the file's logical end). */
+  size: number;
+  /** Bytes handed to the OS. */
+  written: number;
+  dirty = false;
+  unsynced = false;
+  /** Created by this run and not yet made durable in its directory. */
+  isNew: boolean;
+  /** Never closed by the pool (the block being written). */
+  pinned = false;
+  /** Writes in flight. */
+  busy = 0;
+  dead = false;
+  /** The page the last load from disk ended in: a read in the next one reads ahead. */
+  lastPage = -2;
+  /** Pages of this file in the read cache. */
+  readonly pages = new Map<number, Page>();
+  private chunks: Chunk[] = [];
+  private queuedFrom: number;
+  private patches: Patch[] = [];
+  private nextChunk = MIN_CHUNK;
+  private cutTo = -1;
+
+  constructor(
+    readonly path: string,
+    size: number,
+    private readonly io: FileIo,
+  ) {
+    this.size = size;
+    this.written = size;
+    this.queuedFrom = size;
+    this.isNew = size === 0;
+  }
+
+  /** Room for `n` bytes at the end: write them at buf[at], then commit(n). */
+  room(n: number): Chunk {
+    let c = this.chunks[this.chunks.length - 1];
+    if (c === undefined || c.start + c.used !== this.size || c.buf.length - c.used < n) {
+      const size = Math.max(n, this.nextChunk);
+      this.nextChunk = Math.min(this.nextChunk * 2, MAX_CHUNK);
+      c = { start: this.size, buf: Buffer.allocUnsafe(size), used: 0 };
+      this.chunks.push(c);
+      this.trimChunks();
+    }
+    return c;
+  }
+
+  commit(c: Chunk, n: number): void {
+    c.used += n;
+    this.size += n;
+    this.io.appended++;
+    if (!this.dirty) {
+      this.dirty = true;
+      this.io.markDirty(this);
+    }
+  }
+
+  append(bytes: Uint8Array): void {
+    const c = this.room(bytes.length);
+    c.buf.set(bytes, c.used);
+    this.commit(c, bytes.length);
+  }
+
+  /** Rewrites the `len` bytes at `pos` with `fill` (erase): in memory, and on disk if they were written. */
+  patch(pos: number, fill: (b: Buffer, at: number) => void, len: number): void {
+    const mem = this.find(pos, len);
+    if (mem !== undefined) fill(mem.buf, pos - mem.start);
+    // Bytes already handed to a write (done or in flight) are written again after it.
+    if (pos < this.queuedFrom) {
+      const b = Buffer.allocUnsafe(len);
+      if (mem !== undefined) mem.buf.copy(b, 0, pos - mem.start, pos - mem.start + len);
+      else {
+        const r = this.read(pos, len);
+        r.buf.copy(b, 0, r.at, r.at + len);
+        fill(b, 0);
+      }
+      this.patches.push({ pos, buf: b });
+      this.io.appended++;
+      if (!this.dirty) {
+        this.dirty = true;
+        this.io.markDirty(this);
+      }
+    }
+    this.io.cache.dropFile(this);
+  }
+
+  /** Forgets everything past `size` (truncate): cut on disk at the next round. */
+  cut(size: number): void {
+    if (size >= this.size) return;
+    this.chunks = this.chunks.filter((c) => c.start < size);
+    const last = this.chunks[this.chunks.length - 1];
+    if (last !== undefined && last.start + last.used > size) last.used = size - last.start;
+    this.size = size;
+    if (this.queuedFrom > size) this.queuedFrom = size;
+    if (this.written > size) {
+      this.written = size;
+      this.queuedFrom = size;
+    }
+    this.cutTo = size;
+    this.patches = this.patches.filter((p) => p.pos + p.buf.length <= size);
+    this.io.cache.dropFile(this);
+    if (!this.dirty) {
+      this.dirty = true;
+      this.io.markDirty(this);
+    }
+  }
+
+  private trimChunks(): void {
+    // Written chunks older than TAIL_KEEP are only on disk from now on.
+    while (this.chunks.length > 1) {
+      const c = this.chunks[0]!;
+      if (c.start + c.used > this.written || this.size - (c.start + c.used) < TAIL_KEEP) break;
+      this.chunks.shift();
+    }
+  }
+
+  /** Drops the chunks kept for loads (a block no longer written). */
+  releaseTail(): void {
+    this.chunks = this.chunks.filter((c) => c.start + c.used > this.written);
+  }
+
+  private find(pos: number, len: number): Chunk | undefined {
+    for (let i = this.chunks.length - 1; i >= 0; i--) {
+      const c = this.chunks[i]!;
+      if (pos >= c.start && pos + len <= c.start + c.used) return c;
+      if (c.start <= pos) return undefined;
+    }
+    return undefined;
+  }
+
+  /** The `len` bytes at `pos`: in `buf` at `at`. Synchronous (loads are). */
+  read(pos: number, len: number): { buf: Buffer; at: number } {
+    const r = READ;
+    const c = this.find(pos, len);
+    if (c !== undefined) {
+      r.buf = c.buf;
+      r.at = pos - c.start;
+      return r;
+    }
+    const first = Math.floor(pos / PAGE);
+    if (Math.floor((pos + len - 1) / PAGE) !== first) {
+      // Across a page boundary (large records, or one in 60 of 1 KiB ones): read as is.
+      r.buf = this.readAt(pos, len, len);
+      r.at = 0;
+      return r;
+    }
+    const start = first * PAGE;
+    let page = this.pages.get(first);
+    if (page === undefined || pos + len > start + page.buf.length) {
+      const pages = first === this.lastPage + 1 ? READ_AHEAD_PAGES : 1;
+      const want = Math.min(pages * PAGE, this.written - start);
+      const buf = this.readAt(start, want, pos + len - start);
+      for (let k = 0; k * PAGE < buf.length; k++) {
+        const p: Page = {
+          file: this,
+          index: first + k,
+          buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
+        };
+        this.io.cache.put(p);
+        if (k === 0) page = p;
+      }
+    } else this.io.cache.touch(page);
+    this.lastPage = first;
+    r.buf = page!.buf;
+    r.at = pos - start;
+    return r;
+  }
+
+  /** Reads `want` bytes at `pos` (at least `need` must be there). */
+  private readAt(pos: number, want: number, need: number): Buffer {
+    const buf = Buffer.allocUnsafe(want);
+    const fd = this.io.open(this);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buf, got, want - got, pos + got);
+      if (n === 0) break;
+      got += n;
+    }
+    if (got < need) throw new Error(`file store: ${this.path} is shorter than expected`);
+    return got === want ? buf : buf.subarray(0, got);
+  }
+
+  /** What to write this round (views, from `written`), and the overwrites. */
+  take(): { bufs: Buffer[]; patches: Patch[]; cutTo: number } {
+    this.dirty = false;
+    const bufs: Buffer[] = [];
+    for (const c of this.chunks) {
+      const end = c.start + c.used;
+      if (end <= this.queuedFrom) continue;
+      bufs.push(c.buf.subarray(Math.max(this.queuedFrom - c.start, 0), c.used));
+    }
+    this.queuedFrom = this.size;
+    const patches = this.patches;
+    this.patches = [];
+    const cutTo = this.cutTo;
+    this.cutTo = -1;
+    return { bufs, patches, cutTo };
+  }
+
+  wrote(n: number): void {
+    this.written += n;
+    this.trimChunks();
+  }
+}
+
+const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
+
+/** Pages read back from disk, least recently used first, within a byte budget. */
+class ReadCache {
+  private readonly lru = new Set<Page>();
+  private bytes = 0;
+
+  constructor(private readonly limit: number) {}
+
+  put(p: Page): void {
+    const old = p.file.pages.get(p.index);
+    if (old !== undefined) this.drop(old);
+    p.file.pages.set(p.index, p);
+    this.lru.add(p);
+    this.bytes += p.buf.length;
+    for (const q of this.lru) {
+      if (this.bytes <= this.limit || q === p) break;
+      this.drop(q);
+    }
+  }
+
+  touch(p: Page): void {
+    this.lru.delete(p);
+    this.lru.add(p);
+  }
+
+  private drop(p: Page): void {
+    if (!this.lru.delete(p)) return;
+    this.bytes -= p.buf.length;
+    if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
+  }
+
+  /** Forgets a file's pages (overwritten, cut, closed). */
+  dropFile(file: LogFile): void {
+    for (const p of [...file.pages.values()]) this.drop(p);
+  }
+}
+
+export interface FileIoOptions {
+  /** fdatasync before onDurable callbacks run (`sync_interval: always`). */
+  readonly syncAlways: boolean;
+  /** Milliseconds between background fsyncs when not `always` (0: never). */
+  readonly syncIntervalMs: number;
+  /** Bytes of pages read back from disk kept for loads. */
+  readonly cacheBytes: number;
+  /** Open files kept at most (files being written do not count against it). */
+  readonly fdLimit: number;
+}
+
+interface Waiter {
+  readonly gen: number;
+  readonly done: (err?: Error) => void;
+}
+
+export interface RoundHook {
+  /** Called once at the start of a round: the last chance to append for it. */
+  prepareRound(): void;
+}
+
+export class FileIo {
+  /** Counts every append, overwrite and task: what a round covers. */
+  appended = 0;
+  private durable = 0;
+  readonly cache: ReadCache;
+  private dirty: LogFile[] = [];
+  private readonly hooks = new Set<RoundHook>();
+  private tasks: (() => Promise<void> | void)[] = [];
+  private waiters: Waiter[] = [];
+  private readonly openFiles = new Set<LogFile>();
+  private readonly unsynced = new Set<LogFile>();
+  private readonly dirsToSync = new Set<string>();
+  private scheduled = false;
+  private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  failure: Error | undefined;
+
+  constructor(private readonly options: FileIoOptions) {
+    this.cache = new ReadCache(options.cacheBytes);
+    if (!options.syncAlways && options.syncIntervalMs > 0) {
+      this.timer = setInterval(() => this.addTask(() => this.syncAll()), options.syncIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  markDirty(file: LogFile): void {
+    this.dirty.push(file);
+    this.schedule();
+  }
+
+  hook(h: RoundHook): void {
+    this.hooks.add(h);
+    this.schedule();
+  }
+
+  /** Runs after the writes of the next round (removing files, rewriting them). */
+  addTask(task: () => Promise<void> | void): void {
+    this.appended++;
+    this.tasks.push(task);
+    this.schedule();
+  }
+
+  /** Calls `done` once everything appended so far is written (and synced with `always`). */
+  onDurable(done: (err?: Error) => void): void {
+    if (this.failure !== undefined) {
+      done(this.failure);
+      return;
+    }
+    const gen = this.appended;
+    if (this.durable >= gen) {
+      done();
+      return;
+    }
+    this.waiters.push({ gen, done });
+    this.schedule();
+  }
+
+  /** Resolves once every earlier append is written (and synced with `always`). */
+  flush(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.onDurable((err) => (err === undefined ? resolve() : reject(err)));
+    });
+  }
+
+  /** An fd for `file`, opened (and created) on demand; idle files past the limit are closed. */
+  open(file: LogFile): number {
+    if (file.fd >= 0) {
+      this.openFiles.delete(file);
+      this.openFiles.add(file);
+      return file.fd;
+    }
+    if (file.dead) throw new Error(`file store: ${file.path} was removed`);
+    file.fd = openSync(file.path, constants.O_RDWR | constants.O_CREAT, 0o640);
+    if (file.isNew) this.dirsToSync.add(dirname(file.path));
+    this.openFiles.add(file);
+    if (this.openFiles.size > this.options.fdLimit) {
+      for (const f of this.openFiles) {
+        if (this.openFiles.size <= this.options.fdLimit) break;
+        if (f === file || f.pinned || f.busy > 0 || f.dirty || this.unsynced.has(f)) continue;
+        this.closeFile(f);
+      }
+    }
+    return file.fd;
+  }
+
+  closeFile(file: LogFile): void {
+    this.openFiles.delete(file);
+    this.cache.dropFile(file);
+    if (file.fd >= 0) {
+      closeSync(file.fd);
+      file.fd = -1;
+    }
+  }
+
+  /** Stops using `file` and removes it from disk after the next round's writes. */
+  remove(file: LogFile): void {
+    file.dead = true;
+    this.addTask(async () => {
+      if (file.busy === 0) this.closeFile(file);
+      this.unsynced.delete(file);
+      await unlinkQuietly(file.path);
+      this.dirsToSync.add(dirname(file.path));
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running !== undefined) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.running === undefined) this.running = this.loop();
+    });
+  }
+
+  /** Resolves when no round is running or due. */
+  async idle(): Promise<void> {
+    while (this.running !== undefined || this.scheduled) {
+      if (this.running !== undefined) await this.running;
+      else await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (
+        this.hooks.size > 0 ||
+        this.dirty.length > 0 ||
+        this.tasks.length > 0 ||
+        this.pendingWaiters()
+      ) {
+        await this.round();
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private pendingWaiters(): boolean {
+    return this.waiters.length > 0 && this.durable < this.appended;
+  }
+
+  private async round(): Promise<void> {
+    for (const h of this.hooks) h.prepareRound();
+    this.hooks.clear();
+    const gen = this.appended;
+    const files = this.dirty;
+    this.dirty = [];
+    const tasks = this.tasks;
+    this.tasks = [];
+    try {
+      if (this.failure === undefined) {
+        await Promise.all(files.map((f) => this.writeFile(f)));
+        if (this.options.syncAlways) this.syncDirs();
+        for (const t of tasks) await t();
+      }
+    } catch (err) {
+      this.failure = new Error(
+        `file store: write failed, store stopped: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    this.durable = gen;
+    const ready = this.waiters;
+    let keep: Waiter[] = [];
+    if (this.failure === undefined) {
+      let i = 0;
+      while (i < ready.length && ready[i]!.gen <= gen) i++;
+      keep = ready.slice(i);
+      ready.length = i;
+    }
+    this.waiters = keep;
+    for (const w of ready) w.done(this.failure);
+  }
+
+  private async writeFile(f: LogFile): Promise<void> {
+    if (f.dead) {
+      f.take();
+      return;
+    }
+    const { bufs, patches, cutTo } = f.take();
+    const fd = this.open(f);
+    f.busy++;
+    try {
+      let pos = f.written;
+      let n = 0;
+      for (const b of bufs) n += b.length;
+      let left = bufs;
+      while (left.length > 0) {
+        const w = await writevAt(fd, left, pos);
+        pos += w;
+        f.wrote(w);
+        left = advance(left, w);
+      }
+      for (const p of patches) await writeAt(fd, p.buf, p.pos);
+      if (cutTo >= 0)
+        await new Promise<void>((res, rej) => ftruncate(fd, cutTo, (e) => (e ? rej(e) : res())));
+      if (n > 0 || patches.length > 0 || cutTo >= 0) {
+        if (this.options.syncAlways) await datasync(fd);
+        else this.unsynced.add(f);
+      }
+      if (f.isNew) {
+        f.isNew = false;
+        this.dirsToSync.add(dirname(f.path));
+      }
+    } finally {
+      f.busy--;
+    }
+  }
+
+  private syncDirs(): void {
+    const dirs = [...this.dirsToSync];
+    this.dirsToSync.clear();
+    for (const d of dirs) syncDir(d);
+  }
+
+  /** fsyncs every file written since the last sync (sync_interval, stop). */
+  async syncAll(): Promise<void> {
+    const files = [...this.unsynced];
+    this.unsynced.clear();
+    for (const f of files) {
+      if (f.fd >= 0 && !f.dead) await datasync(f.fd);
+    }
+    this.syncDirs();
+  }
+
+  /** Writes, syncs and closes the files of one stream (stop). */
+  async release(files: Iterable<LogFile>): Promise<void> {
+    await this.flush();
+    await this.idle();
+    for (const f of files) {
+      if (f.fd >= 0 && !f.dead && this.unsynced.has(f)) await datasync(f.fd);
+      this.unsynced.delete(f);
+      this.closeFile(f);
+    }
+    this.syncDirs();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.flush().catch(() => undefined);
+    await this.idle();
+    await this.syncAll().catch(() => undefined);
+    for (const f of [...this.openFiles]) this.closeFile(f);
+  }
+}
+
+function advance(bufs: Buffer[], n: number): Buffer[] {
+  let i = 0;
+  while (i < bufs.length && n >= bufs[i]!.length) n -= bufs[i++]!.length;
+  if (i === bufs.length) return [];
+  const rest = bufs.slice(i);
+  rest[0] = rest[0]!.subarray(n);
+  return rest;
+}
+
+function writevAt(fd: number, bufs: Buffer[], pos: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    writev(fd, bufs, pos, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+function writeAt(fd: number, buf: Buffer, pos: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    write(fd, buf, 0, buf.length, pos, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+function unlinkQuietly(path: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    unlink(path, (err) => (err && err.code !== 'ENOENT' ? reject(err) : resolve())),
+  );
+}
+
+/** fsync of a directory: makes creations, renames and removals in it durable. */
+export function syncDir(dir: string): void {
+  let fd = -1;
+  try {
+    fd = openSync(dir, constants.O_RDONLY);
+    fsyncSync(fd);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
+/** Writes a whole file and syncs it (before it is renamed over another). */
+export function writeDurably(path: string, bytes: Buffer): void {
+  const fd = openSync(path, 'w', 0o640);
+  try {
+    let at = 0;
+    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,315 @@
+// The JetStream file store: the conformance suite (with restarts), then what only a
+// file store has: torn and damaged records, files freed as limits remove messages,
+// block rolling, recovery without the payloads in memory, many keys.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileStorage, type FileStorageOptions } from '../../../src/jetstream/storage/file.js';
+import type { StreamStore, StreamStoreConfig } from '../../../src/jetstream/storage/types.js';
+import { cleanupDirs, tempDir } from '../../streaming/file-fixtures.js';
+import { storageConformance, streamConfig } from './conformance.js';
+
+after(cleanupDirs);
+
+const NS = 1e6;
+
+storageConformance('file', {
+  storage: 'file',
+  survivesRestart: true,
+  fresh: async () => {
+    const dir = await tempDir();
+    return () => {
+      const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+      return Promise.resolve({ provider: storage.account('$G'), close: () => storage.close() });
+    };
+  },
+});
+
+storageConformance('file, sync always, small blocks', {
+  storage: 'file',
+  survivesRestart: true,
+  fresh: async () => {
+    const dir = await tempDir();
+    return () => {
+      const storage = new FileStorage({
+        storeDir: dir,
+        syncInterval: 'always',
+        blockSize: 512,
+        warn: () => undefined,
+      });
+      return Promise.resolve({ provider: storage.account('ACC'), close: () => storage.close() });
+    };
+  },
+});
+
+interface Opened {
+  storage: FileStorage;
+  store: StreamStore;
+  warnings: string[];
+  msgsDir: string;
+}
+
+function open(
+  dir: string,
+  cfg: StreamStoreConfig,
+  options: Partial<FileStorageOptions> = {},
+): Opened {
+  const warnings: string[] = [];
+  const storage = new FileStorage({ storeDir: dir, ...options, warn: (w) => warnings.push(w) });
+  const store = storage.account('$G').openStream(cfg, Buffer.from('{}'));
+  return {
+    storage,
+    store,
+    warnings,
+    msgsDir: join(dir, 'jetstream', '$G', 'streams', cfg.name, 'msgs'),
+  };
+}
+
+const files = (dir: string, ext: string): string[] =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(ext))
+    .sort();
+const diskBytes = (dir: string): number =>
+  readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+
+function storeN(
+  s: StreamStore,
+  n: number,
+  subject: (i: number) => string = () => 'foo',
+  size = 64,
+): void {
+  const data = Buffer.alloc(size, 7);
+  for (let i = 0; i < n; i++) s.storeMsg(subject(i), Buffer.alloc(0), data, Date.now() * NS);
+}
+
+describe('file store: damage and recovery', () => {
+  it('a torn last record is cut; every earlier message is kept', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('TORN', 'file');
+    let o = open(dir, cfg);
+    storeN(o.store, 10);
+    await o.storage.close();
+    const blk = join(o.msgsDir, files(o.msgsDir, '.blk')[0]!);
+    const size = statSync(blk).size;
+    // Half a record at the end, as a crash in the middle of a write leaves it.
+    const whole = readFileSync(blk);
+    appendFileSync(blk, whole.subarray(whole.length - 70, whole.length - 30));
+    o = open(dir, cfg);
+    assert.equal(o.store.state().msgs, 10);
+    assert.equal(o.store.state().lastSeq, 10);
+    assert.equal(statSync(blk).size, size);
+    assert.match(o.warnings.join('\n'), /torn record at offset \d+; 40 bytes cut/);
+    assert.equal(
+      o.store.storeMsg('foo', Buffer.alloc(0), Buffer.from('after'), Date.now() * NS),
+      11,
+    );
+    await o.storage.close();
+    o = open(dir, cfg);
+    assert.equal(o.store.loadMsg(11)!.data.toString(), 'after');
+    await o.storage.close();
+  });
+
+  it('a flipped byte loses that record only; later ones are kept', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('FLIP', 'file');
+    let o = open(dir, cfg);
+    storeN(o.store, 10, (i) => `s.${i}`);
+    const m5 = o.store.loadMsg(5)!;
+    await o.storage.close();
+    const blk = join(o.msgsDir, files(o.msgsDir, '.blk')[0]!);
+    const b = readFileSync(blk);
+    const at = b.indexOf(Buffer.from('s.5'));
+    b[at + 40] = b[at + 40]! ^ 0xff;
+    writeFileSync(blk, b);
+    o = open(dir, cfg);
+    const st = o.store.state(true);
+    assert.deepEqual([st.msgs, st.firstSeq, st.lastSeq], [9, 1, 10]);
+    assert.deepEqual(st.deleted, [6]);
+    assert.equal(o.store.loadMsg(5)!.data.toString(), m5.data.toString());
+    assert.equal(o.store.loadMsg(7)!.subject, 's.6');
+    assert.match(o.warnings.join('\n'), /checksum mismatch at offset \d+; \d+ bytes skipped/);
+    await o.storage.close();
+  });
+
+  it('a damaged length field: the reader finds the next sound record', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('LEN', 'file');
+    let o = open(dir, cfg);
+    storeN(o.store, 6, (i) => `s.${i}`);
+    await o.storage.close();
+    const blk = join(o.msgsDir, files(o.msgsDir, '.blk')[0]!);
+    const b = readFileSync(blk);
+    const at = b.indexOf(Buffer.from('s.2')) - 22;
+    b.writeUInt32LE(0x7ffffff0, at);
+    writeFileSync(blk, b);
+    o = open(dir, cfg);
+    assert.deepEqual(o.store.state(true).deleted, [3]);
+    assert.equal(o.store.state().msgs, 5);
+    await o.storage.close();
+  });
+
+  it('a damaged consumer state file: the consumer starts over, the stream is intact', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('CS', 'file');
+    let o = open(dir, cfg);
+    storeN(o.store, 3);
+    o.store.consumerStore('d').updateDelivered(1, 1, 1, 1);
+    await o.storage.close();
+    const dat = join(dir, 'jetstream', '$G', 'streams', 'CS', 'obs', 'd', 'o.dat');
+    const b = readFileSync(dat);
+    b[b.length - 3] = b[b.length - 3]! ^ 0x55;
+    writeFileSync(dat, b);
+    o = open(dir, cfg);
+    assert.deepEqual(o.store.consumerStore('d').state().delivered, { consumer: 0, stream: 0 });
+    assert.match(o.warnings.join('\n'), /checksum mismatch; the consumer starts without it/);
+    assert.equal(o.store.state().msgs, 3);
+    await o.storage.close();
+  });
+});
+
+describe('file store: disk', () => {
+  it('frees disk as max_msgs drops old messages: whole blocks are deleted', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('LIMIT', 'file', { maxMsgs: 100 });
+    const o = open(dir, cfg, { blockSize: 4096 });
+    storeN(o.store, 5000, () => 'foo', 100);
+    await o.storage.io.flush();
+    await o.storage.io.idle();
+    const blocks = files(o.msgsDir, '.blk');
+    // 100 messages of ~134 bytes fit in 4 blocks of 4 KB, plus the one being written.
+    assert.ok(blocks.length <= 6, `${blocks.length} block files left`);
+    assert.ok(diskBytes(o.msgsDir) < 6 * 4096 + 1024);
+    await o.storage.close();
+    const again = open(dir, cfg, { blockSize: 4096 });
+    assert.deepEqual([again.store.state().msgs, again.store.state().firstSeq], [100, 4901]);
+    await again.storage.close();
+  });
+
+  it('frees disk as per-subject limits remove messages: sparse blocks are rewritten', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('KVD', 'file', { maxMsgsPerSubject: 1 });
+    const o = open(dir, cfg, { blockSize: 512 * 1024 });
+    // 200 keys written over and over: each block ends up with few live records.
+    for (let round = 0; round < 60; round++) storeN(o.store, 200, (i) => `$KV.b.k${i}`, 300);
+    await o.storage.io.flush();
+    await o.storage.io.idle();
+    const live = o.store.state().bytes;
+    const disk = diskBytes(o.msgsDir);
+    assert.equal(o.store.state().msgs, 200);
+    // 60 rounds wrote ~20 MB; what is left on disk is a small multiple of what is live.
+    assert.ok(disk < live * 2 + 2 * 512 * 1024, `${disk} bytes on disk for ${live} live`);
+    await o.storage.close();
+    const again = open(dir, cfg, { blockSize: 512 * 1024 });
+    assert.equal(again.store.state().msgs, 200);
+    assert.equal(again.store.loadLastMsg('$KV.b.k42')!.seq, 59 * 200 + 43);
+    await again.storage.close();
+  });
+});
+
+describe('file store: reads and erase', () => {
+  it('serves a stream far larger than its read cache from disk, in order and at random', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('BIG', 'file');
+    let o = open(dir, cfg, { blockSize: 256 * 1024 });
+    const n = 4000;
+    for (let i = 1; i <= n; i++) {
+      o.store.storeMsg(
+        `big.${i % 13}`,
+        Buffer.alloc(0),
+        Buffer.alloc(1500, i % 251),
+        Date.now() * NS,
+      );
+    }
+    await o.storage.close();
+    o = open(dir, cfg, { blockSize: 256 * 1024, cacheBytes: 64 * 1024 });
+    for (let seq = 1; seq <= n; seq++) {
+      const m = o.store.loadMsg(seq)!;
+      assert.equal(m.subject, `big.${seq % 13}`);
+      assert.ok(m.data.length === 1500 && m.data[0] === seq % 251 && m.data[1499] === seq % 251);
+    }
+    for (let k = 0; k < 2000; k++) {
+      const seq = 1 + Math.floor(Math.random() * n);
+      assert.equal(o.store.loadMsg(seq)!.data[7], seq % 251);
+    }
+    assert.equal(o.store.loadNextMsg('big.5', false, 100)!.seq, 109);
+    await o.storage.close();
+  });
+
+  it('erase overwrites a message already on disk; the rest of its block is intact', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('ERASE', 'file');
+    let o = open(dir, cfg);
+    o.store.storeMsg('a', Buffer.alloc(0), Buffer.from('keep-1'), Date.now() * NS);
+    o.store.storeMsg('b', Buffer.alloc(0), Buffer.from('secret-payload'), Date.now() * NS);
+    o.store.storeMsg('a', Buffer.alloc(0), Buffer.from('keep-3'), Date.now() * NS);
+    await o.storage.io.flush();
+    assert.equal(o.store.eraseMsg(2), true);
+    await o.storage.close();
+    const blk = join(o.msgsDir, files(o.msgsDir, '.blk')[0]!);
+    assert.equal(readFileSync(blk).indexOf('secret-payload'), -1);
+    o = open(dir, cfg);
+    assert.deepEqual(o.store.state(true).deleted, [2]);
+    assert.equal(o.store.loadMsg(3)!.data.toString(), 'keep-3');
+    assert.deepEqual(o.warnings, []);
+    await o.storage.close();
+  });
+
+  it('an erased message keeps its time: getSeqFromTime after a restart', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('ERASE_TS', 'file');
+    let o = open(dir, cfg);
+    const t0 = 1_700_000_000_000 * NS;
+    for (let i = 0; i < 5; i++)
+      o.store.storeMsg('a', Buffer.alloc(0), Buffer.from(`m${i}`), t0 + i * 1000 * NS);
+    o.store.eraseMsg(3);
+    await o.storage.close();
+    o = open(dir, cfg);
+    assert.equal(o.store.getSeqFromTime(t0 + 500 * NS), 2);
+    assert.equal(o.store.getSeqFromTime(t0 + 1500 * NS), 4);
+    await o.storage.close();
+  });
+});
+
+describe('file store: scale', () => {
+  it('a million keys: per-subject limit, last-by-subject and recovery', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('MILLION', 'file', { maxMsgsPerSubject: 1 });
+    let o = open(dir, cfg);
+    const keys = 1_000_000;
+    const data = Buffer.from('v');
+    for (let k = 0; k < keys; k++)
+      o.store.storeMsg(`$KV.m.${k}`, Buffer.alloc(0), data, Date.now() * NS);
+    for (let k = 0; k < keys; k += 1000)
+      o.store.storeMsg(`$KV.m.${k}`, Buffer.alloc(0), Buffer.from('w'), Date.now() * NS);
+    assert.equal(o.store.state().msgs, keys);
+    assert.equal(o.store.loadLastMsg('$KV.m.5000')!.data.toString(), 'w');
+    assert.equal(o.store.loadLastMsg('$KV.m.5001')!.data.toString(), 'v');
+    await o.storage.close();
+    o = open(dir, cfg);
+    assert.equal(o.store.state().numSubjects, keys);
+    assert.equal(o.store.loadLastMsg('$KV.m.999000')!.seq, keys + 1000);
+    assert.deepEqual(o.store.filteredState(1, '$KV.m.77'), { msgs: 1, first: 78, last: 78 });
+    await o.storage.close();
+  });
+});
+
+describe('file store: names', () => {
+  it('refuses names that would leave their directory', async () => {
+    const dir = await tempDir();
+    const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+    assert.throws(() => storage.account('../x'), /invalid account name/);
+    const p = storage.account('$G');
+    assert.throws(
+      () => p.openStream(streamConfig('a/b', 'file'), Buffer.from('{}')),
+      /invalid stream name/,
+    );
+    const s = p.openStream(streamConfig('ok', 'file'), Buffer.from('{}'));
+    assert.throws(() => s.consumerStore('..'), /invalid consumer name/);
+    assert.throws(
+      () => p.writeConsumerMeta('ok', 'x\\y', Buffer.from('{}')),
+      /invalid consumer name/,
+    );
+    await storage.close();
+  });
+});
