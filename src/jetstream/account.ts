@@ -84,7 +84,7 @@ export class JsAccount implements StreamHost {
   provider(storage: StorageType): StreamStoreProvider {
     let p = this.providers.get(storage);
     if (p === undefined) {
-      p = openProvider(storage, this.js.accountDir(this.account.name));
+      p = openProvider(storage, this.js.files, this.account.name);
       this.providers.set(storage, p);
     }
     return p;

@@ -12,6 +12,7 @@ import type { Subscription } from '../server/subscription.js';
 import { JsAccount } from './account.js';
 import { jsz, varz } from './monitor.js';
 import { UNLIMITED_ACCOUNT, type JetStreamOptions, type JsAccountLimits } from './options.js';
+import { FileStorage } from './storage/file.js';
 
 /** The reference's default file store size when the disk's is unknown: 1 TB. */
 const DEFAULT_MAX_FILE = 1024 ** 4;
@@ -36,6 +37,8 @@ export class JetStream {
   readonly maxStore: number;
   apiTotal = 0;
   apiErrors = 0;
+  /** File streams' storage under store_dir; null without one (file streams stay in memory). */
+  readonly files: FileStorage | null;
 
   constructor(
     readonly server: Server,
@@ -45,6 +48,17 @@ export class JetStream {
       options.maxMemoryStore >= 0 ? options.maxMemoryStore : Math.floor((totalmem() * 3) / 4);
     this.maxStore =
       options.maxFileStore >= 0 ? options.maxFileStore : diskAvailable(options.storeDir);
+    this.files =
+      options.storeDir === ''
+        ? null
+        : new FileStorage({
+            storeDir: options.storeDir,
+            // 0 is `sync_interval: always` in the options.
+            syncInterval: options.syncInterval === 0 ? 'always' : options.syncInterval,
+            warn: (text) => {
+              server.logger.warn(`JetStream: ${text}`);
+            },
+          });
   }
 
   /** Turns JetStream on in an account (with its limits; unlimited by default). */
@@ -126,5 +140,6 @@ export class JetStream {
   async stop(): Promise<void> {
     for (const a of this.accounts.values()) await a.stop();
     for (const a of this.disabled.values()) await a.stop();
+    await this.files?.close();
   }
 }

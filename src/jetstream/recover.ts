@@ -9,11 +9,10 @@ import { addConsumer } from './consumer-manage.js';
 import { JsonFields } from './json.js';
 import { checkStreamConfig, decodeStreamConfig, storeConfigOf } from './stream-config.js';
 import { Stream } from './stream.js';
-import { hasFileProvider } from './storage/open.js';
 import { nowNs } from './time.js';
 
 export function recoverStreams(jsa: JsAccount): void {
-  if (!hasFileProvider() || jsa.js.options.storeDir === '') return;
+  if (jsa.js.files === null) return;
   const provider = jsa.provider('file');
   for (const r of provider.recover()) {
     const f = JsonFields.parse(r.meta);

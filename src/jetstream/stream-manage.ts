@@ -13,7 +13,6 @@ import {
 } from './stream-config.js';
 import { subjectsCollide } from './storage/match.js';
 import { Stream } from './stream.js';
-import { hasFileProvider } from './storage/open.js';
 import { nowNs } from './time.js';
 
 let warnedFileFallback = false;
@@ -55,9 +54,9 @@ export function addStream(
     if (reserve > jsa.js.maxStore) return JsErr.storageResourcesExceeded();
   }
   if (overlapsOthers(jsa, cfg, '')) return JsErr.streamSubjectOverlap();
-  if (cfg.storage === 'file' && !hasFileProvider() && !warnedFileFallback) {
+  if (cfg.storage === 'file' && jsa.js.files === null && !warnedFileFallback) {
     warnedFileFallback = true;
-    jsa.warn('file storage is not available in this build: file streams are kept in memory');
+    jsa.warn('no store_dir: file streams are kept in memory');
   }
   const created = nowNs();
   let stream: Stream;
