@@ -234,6 +234,39 @@ describe('wss://', () => {
     }
   });
 
+  it('with verify, takes a client certificate from the CA and refuses one from another', async () => {
+    const s = await start({
+      websocket: {
+        noTls: false,
+        tls: {
+          certFile: certs.serverCert,
+          keyFile: certs.serverKey,
+          caFile: certs.ca,
+          verify: true,
+        },
+      },
+    });
+    const ca = readFileSync(certs.ca);
+    const withCert = (cert: string, key: string): new (url: string) => WebSocket =>
+      class extends WebSocket {
+        constructor(url: string) {
+          super(url, { ca, cert: readFileSync(cert), key: readFileSync(key) });
+        }
+      };
+    try {
+      (globalThis as { WebSocket?: unknown }).WebSocket = withCert(
+        certs.clientCert,
+        certs.clientKey,
+      );
+      const w = await ws(s.wsUrl);
+      await w.flush();
+      (globalThis as { WebSocket?: unknown }).WebSocket = withCert(certs.rogueCert, certs.rogueKey);
+      await assert.rejects(ws(s.wsUrl));
+    } finally {
+      (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+    }
+  });
+
   it('refuses to start without TLS unless no_tls is set, as the reference', async () => {
     await assert.rejects(
       startServer({ port: 0, websocket: { port: 0 } }),
