@@ -3,17 +3,12 @@
 // outbound block, flushed by the server once per turn of the event loop.
 
 import type { Socket } from 'node:net';
-import {
-  CloseReason,
-  type CloseReasonText,
-  ErrText,
-  errLine,
-  goQuote,
-} from '../protocol/errors.js';
+import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
 import { type ConnectOptions, parseConnect, redactConnect } from '../protocol/connect.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
 import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/validate.js';
 import type { Account } from './account.js';
+import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
@@ -26,6 +21,14 @@ const NO_RESPONDERS_HDR = Buffer.from('NATS/1.0 503\r\n\r\n');
 export type { ConnectOptions } from '../protocol/connect.js';
 
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
+
+/**
+ * Bytes one connection may have parsed in one turn of the event loop before its
+ * socket yields to the others until the next turn. libuv reads a busy socket up to
+ * 32 times per poll, 2 MB; with fan-out that is tens of milliseconds in which no
+ * other connection is served.
+ */
+const READ_BUDGET = 256 * 1024;
 
 /**
  * A route (src/cluster) reads with its own parser and uses its Client only for output:
@@ -107,10 +110,9 @@ export class Client implements ParserHandler {
   flushQueued = false;
   /** Socket bytes still unwritten at the last flush: part of the pending total. */
   socketPending = 0;
+  /** Holding publishers, being held, and the slow consumer cut-offs (backpressure.ts). */
+  readonly flow: Flow;
   private pingTimer: NodeJS.Timeout | null = null;
-  /** Publishers paused until this connection's output drains. */
-  private heldProducers: Client[] | null = null;
-  private deadlineTimer: NodeJS.Timeout | null = null;
   private authTimer: NodeJS.Timeout | null = null;
 
   // A one-entry cache of the last published subject, checked by bytes.
@@ -120,6 +122,10 @@ export class Client implements ParserHandler {
 
   /** Reads arrive through the shared read buffer's callback, not 'data' events. */
   sharedReads = false;
+  /** The server's turn of this connection's last read, and the bytes read in it. */
+  private readTurn = -1;
+  private turnBytes = 0;
+  private yielding = false;
 
   constructor(
     server: Server,
@@ -139,6 +145,17 @@ export class Client implements ParserHandler {
       maxControlLine: server.options.maxControlLine,
       maxPayload: server.options.maxPayload,
     });
+    this.flow = new Flow(
+      this,
+      () => server.options.writeDeadline,
+      () => server.options.maxPending >>> 1,
+      kind === 'route',
+    );
+  }
+
+  /** Output queued in the outbound block and not yet handed to the socket. */
+  get outQueued(): number {
+    return this.out.queued;
   }
 
   /** One read from the socket: every op in it, then one flush of what it produced. */
@@ -146,7 +163,24 @@ export class Client implements ParserHandler {
     // Activity is noted per read, not per message: the keep-alive only needs to
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
-    this.server.runRead(this, this.parser, chunk, this);
+    const server = this.server;
+    server.runRead(this, this.parser, chunk, this);
+    const turn = server.turn();
+    if (turn !== this.readTurn) {
+      this.readTurn = turn;
+      this.turnBytes = 0;
+    }
+    this.turnBytes += chunk.length;
+    if (this.turnBytes > READ_BUDGET && !this.yielding && !this.closed) {
+      this.yielding = true;
+      this.socket?.pause();
+      setImmediate(this.endYield);
+    }
+  };
+
+  private readonly endYield = (): void => {
+    this.yielding = false;
+    if (!this.closed && !this.flow.isHeld) this.socket?.resume();
   };
 
   /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
@@ -470,10 +504,8 @@ export class Client implements ParserHandler {
   }
 
   /**
-   * Past max_pending the subscriber is cut off; past half of it, the publisher that
-   * is feeding it is held (its socket paused) until this socket drains, as the
-   * reference stalls fast producers, so memory stays bounded without cutting off a
-   * subscriber that is merely a little behind.
+   * Past max_pending the subscriber is cut off at once; past half of it, the read
+   * that pushed it there will hold its publisher (Server.runRead, backpressure.ts).
    */
   private checkPending(): void {
     const socket = this.socket;
@@ -484,47 +516,23 @@ export class Client implements ParserHandler {
     // As the reference, a route is never cut off for pending bytes (that would drop
     // the whole cluster's interest): its publishers are held instead.
     if (pending > max && this.kind !== 'route') {
-      this.slowConsumer(CloseReason.slowConsumerPending);
-    } else if (pending > max >>> 1) {
-      this.server.congested = this;
+      this.slowConsumer(false);
+    } else if (pending > max >>> 1 && this.server.reading && !this.flow.listed) {
+      if (this.flow.mayHold()) this.server.congest(this);
     }
   }
 
-  /** Pauses a publisher until this connection's output drains (see checkPending). */
+  /** Holds producer's reads while this connection is behind (see backpressure.ts). */
   holdProducer(producer: Client): void {
-    const socket = this.socket;
-    if (socket === null || producer.socket === null || producer === this || this.closed) return;
-    if (this.out.queued + socket.writableLength <= this.server.options.maxPending >>> 1) return;
-    this.heldProducers ??= [];
-    if (!this.heldProducers.includes(producer)) {
-      this.heldProducers.push(producer);
-      producer.socket.pause();
-    }
-    // A subscriber that never drains is cut off after write_deadline, which also
-    // releases the publishers it held.
-    this.deadlineTimer ??= setTimeout(() => {
-      this.deadlineTimer = null;
-      if (this.socket !== null && this.socket.writableLength > 0) {
-        this.slowConsumer(CloseReason.slowConsumerDeadline);
-      }
-    }, this.server.options.writeDeadline);
+    const socket = producer.socket;
+    if (socket === null || producer.closed || producer.kind === 'internal') return;
+    this.flow.hold(producer.flow, socket);
   }
 
   /** The socket wrote everything out: publishers held for it may go on. */
   drained(): void {
     this.socketPending = 0;
-    this.releaseProducers();
-  }
-
-  private releaseProducers(): void {
-    if (this.deadlineTimer !== null) {
-      clearTimeout(this.deadlineTimer);
-      this.deadlineTimer = null;
-    }
-    const held = this.heldProducers;
-    if (held === null) return;
-    this.heldProducers = null;
-    for (const p of held) if (!p.closed) p.socket?.resume();
+    this.flow.drained();
   }
 
   /** Hands queued output to the socket (the server calls this once per turn). */
@@ -532,11 +540,16 @@ export class Client implements ParserHandler {
     this.flushQueued = false;
     const socket = this.socket;
     if (socket === null || this.closed) return;
-    this.out.flush(socket);
-    this.socketPending = socket.writableLength;
+    this.flow.handed += this.out.flush(socket);
+    const left = socket.writableLength;
+    this.socketPending = left;
+    if (left > 0) this.flow.backlogged();
   }
 
-  private slowConsumer(reason: CloseReasonText): void {
+  /** Cuts this connection off: pending output past max_pending, or a write deadline missed. */
+  slowConsumer(deadline: boolean): void {
+    if (this.closed) return;
+    const reason = deadline ? CloseReason.slowConsumerDeadline : CloseReason.slowConsumerPending;
     this.server.slowConsumers++;
     this.server.logger.info(
       reason === CloseReason.slowConsumerPending
@@ -633,7 +646,7 @@ export class Client implements ParserHandler {
     this.stop = new Date();
     this.parser.stop();
     if (this.pingTimer !== null) clearTimeout(this.pingTimer);
-    this.releaseProducers();
+    this.flow.closed();
     if (this.authTimer !== null) clearTimeout(this.authTimer);
     for (const sub of this.subs.values()) {
       sub.closed = true;
@@ -643,7 +656,7 @@ export class Client implements ParserHandler {
     const socket = this.socket;
     if (socket !== null) {
       if (!socket.destroyed) {
-        this.out.flush(socket);
+        this.flow.handed += this.out.flush(socket);
         socket.end();
         // A peer that never reads would keep the socket forever.
         setTimeout(() => socket.destroy(), 2000).unref();
