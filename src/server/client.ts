@@ -215,7 +215,7 @@ export class Client implements ParserHandler {
     const opts = parseConnect(text);
     if (typeof opts === 'string') {
       this.server.logger.debug(`${this.label()} - ${opts}`);
-      this.close(CloseReason.parseError, ErrText.parserError);
+      this.close(CloseReason.protocolViolation, ErrText.parserError);
       return;
     }
     if (opts.protocol < 0 || opts.protocol > 1) {
@@ -312,7 +312,7 @@ export class Client implements ParserHandler {
     try {
       JSON.parse(buf.toString('utf8', start, end));
     } catch {
-      this.close(CloseReason.parseError, ErrText.parserError);
+      this.close(CloseReason.protocolViolation, ErrText.parserError);
     }
   }
 
@@ -455,7 +455,7 @@ export class Client implements ParserHandler {
   onFailure(kind: ParseFailure): void {
     switch (kind) {
       case ParseFailure.unknownOp:
-        this.close(CloseReason.parseError, ErrText.unknownOp);
+        this.close(CloseReason.protocolViolation, ErrText.unknownOp);
         return;
       case ParseFailure.maxControlLine:
         this.close(CloseReason.maxControlLine, ErrText.maxControlLine);
