@@ -111,21 +111,35 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
   group.remove(sub);
   const members = group.members;
   if (members.length > 0) {
-    // The others take its unacked messages, redelivered shortly (round-robin).
+    // The others take its unacked messages, redelivered shortly (round-robin); each
+    // member's last_sent becomes the highest sequence it took.
     const seqs = sub.pendingSorted();
     sub.pending.clear();
     safely(s, () => {
       channel.store.subs.delete(sub.id);
     });
     const now = Date.now();
+    // As the reference: when the leaving member had the group's last message and
+    // did not hand it over, the first member carries the group's last_sent (the
+    // store's record of the group position; monitoring shows it).
+    let carry = sub.lastSent === group.lastSent;
     for (let i = 0; i < seqs.length; i++) {
+      if (seqs[i] === group.lastSent) carry = false;
       members[i % members.length]!.adopt(seqs[i]!, now + HANDOVER_DELAY_MS, now);
+    }
+    if (carry) {
+      const first = members[0]!;
+      first.lastSent = group.lastSent;
+      safely(s, () => {
+        channel.store.subs.update(first.record());
+      });
     }
     return;
   }
   if (group.isDurable && mode === 'close') {
     sub.offline = true;
     sub.stalled = false;
+    sub.lastSent = group.lastSent;
     group.shadow = sub;
     safely(s, () => {
       channel.store.subs.update(sub.record());
