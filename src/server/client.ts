@@ -23,12 +23,13 @@ export type { ConnectOptions } from '../protocol/connect.js';
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
 
 /**
- * Bytes one connection may have parsed in one turn of the event loop before its
- * socket yields to the others until the next turn. libuv reads a busy socket up to
- * 32 times per poll, 2 MB; with fan-out that is tens of milliseconds in which no
- * other connection is served.
+ * How long (ms) one connection's reads may run in one turn of the event loop before
+ * its socket yields to the others until the next turn. libuv reads a busy socket up
+ * to 32 times per poll, 2 MB; with fan-out that is tens of milliseconds in which no
+ * other connection is served. A time, not a byte count, so that a publisher whose
+ * messages cost little is not slowed down by yielding often.
  */
-const READ_BUDGET = 256 * 1024;
+const READ_SLICE_MS = 2;
 
 /**
  * A route (src/cluster) reads with its own parser and uses its Client only for output:
@@ -122,9 +123,9 @@ export class Client implements ParserHandler {
 
   /** Reads arrive through the shared read buffer's callback, not 'data' events. */
   sharedReads = false;
-  /** The server's turn of this connection's last read, and the bytes read in it. */
+  /** The server's turn of this connection's last read, and when its reads in it began. */
   private readTurn = -1;
-  private turnBytes = 0;
+  private turnStart = 0;
   private yielding = false;
 
   constructor(
@@ -164,14 +165,13 @@ export class Client implements ParserHandler {
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
     const server = this.server;
-    server.runRead(this, this.parser, chunk, this);
     const turn = server.turn();
     if (turn !== this.readTurn) {
       this.readTurn = turn;
-      this.turnBytes = 0;
+      this.turnStart = performance.now();
     }
-    this.turnBytes += chunk.length;
-    if (this.turnBytes > READ_BUDGET && !this.yielding && !this.closed) {
+    server.runRead(this, this.parser, chunk, this);
+    if (performance.now() - this.turnStart > READ_SLICE_MS && !this.yielding && !this.closed) {
       this.yielding = true;
       this.socket?.pause();
       setImmediate(this.endYield);
