@@ -18,11 +18,12 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { freePort } from './free-port.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NATS_SERVER = process.env.NATS_SERVER ?? 'nats-server';
@@ -127,15 +128,6 @@ if (!isMainThread) {
 }
 
 // ---- servers ------------------------------------------------------------------------
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const a = s.address();
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  if (typeof a !== 'object' || a === null) throw new Error('no port');
-  return a.port;
-}
 
 interface Running {
   readonly label: string;

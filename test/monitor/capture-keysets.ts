@@ -9,13 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { makeCerts, tempDir } from '../auth/helpers.js';
-import { freePort } from '../helpers/process.js';
 import {
   KEYSET_ENDPOINTS,
   keysetClients,
   keysetConfig,
   type KeysetKind,
-  type KeysetPorts,
+  keysetPorts,
 } from './keysets.js';
 
 const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'monitor', 'fixtures');
@@ -38,18 +37,7 @@ async function startRef(conf: string, http: number): Promise<ChildProcess> {
 async function capture(kind: KeysetKind): Promise<void> {
   const certs = kind === 'secure' ? makeCerts() : null;
   const dir = tempDir();
-  const p1: KeysetPorts = {
-    client: await freePort(),
-    http: await freePort(),
-    cluster: await freePort(),
-    peer: await freePort(),
-  };
-  const p2: KeysetPorts = {
-    client: await freePort(),
-    http: await freePort(),
-    cluster: p1.peer,
-    peer: p1.cluster,
-  };
+  const [p1, p2] = await keysetPorts();
   const children: ChildProcess[] = [];
   try {
     const conf1 = join(dir, 'one.conf');

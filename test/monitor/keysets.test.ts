@@ -9,13 +9,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { makeCerts, tempDir } from '../auth/helpers.js';
-import { freePort, startWirebus, type WirebusProcess } from '../helpers/process.js';
+import { startWirebus, type WirebusProcess } from '../helpers/process.js';
 import { fixture, getJson, shapeDiff, type JsonObject } from './helpers.js';
 import {
   KEYSET_ENDPOINTS,
   keysetClients,
   keysetConfig,
   type KeysetKind,
+  keysetPorts,
   type KeysetPorts,
 } from './keysets.js';
 
@@ -29,18 +30,7 @@ const ABSENT: readonly string[] = ['account_detail.imports'];
 async function answers(kind: KeysetKind): Promise<Record<string, JsonObject>> {
   const certs = kind === 'secure' ? makeCerts() : null;
   const dir = tempDir();
-  const p1: KeysetPorts = {
-    client: await freePort(),
-    http: await freePort(),
-    cluster: await freePort(),
-    peer: await freePort(),
-  };
-  const p2: KeysetPorts = {
-    client: await freePort(),
-    http: await freePort(),
-    cluster: p1.peer,
-    peer: p1.cluster,
-  };
+  const [p1, p2] = await keysetPorts();
   const servers: WirebusProcess[] = [];
   try {
     const start = async (p: KeysetPorts, name: string): Promise<void> => {

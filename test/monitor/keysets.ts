@@ -6,6 +6,7 @@
 
 import { connect, type NatsConnection } from 'nats';
 import type { Certs } from '../auth/helpers.js';
+import { freePort } from '../helpers/process.js';
 
 export type KeysetKind = 'default' | 'secure';
 
@@ -32,6 +33,23 @@ export interface KeysetPorts {
   readonly cluster: number;
   /** The other server's route port (secure only). */
   readonly peer: number;
+}
+
+/** Ports of the two servers: each one's route port is the other's peer. */
+export async function keysetPorts(): Promise<[KeysetPorts, KeysetPorts]> {
+  const one: KeysetPorts = {
+    client: await freePort(),
+    http: await freePort(),
+    cluster: await freePort(),
+    peer: await freePort(),
+  };
+  const two: KeysetPorts = {
+    client: await freePort(),
+    http: await freePort(),
+    cluster: one.peer,
+    peer: one.cluster,
+  };
+  return [one, two];
 }
 
 /** Config text of one server of the configuration. */

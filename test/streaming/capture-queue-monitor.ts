@@ -8,22 +8,13 @@
 
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { freePort } from '../helpers/process.js';
 import { repoRoot } from './paths.js';
 import { normalise, queueMonitorScenario } from './queue-monitor-scenario.js';
 import { sleep } from './stan.js';
 
 const bin = process.env.STAN_REF_BIN ?? '/tmp/stan-ref/nats-streaming-server';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const address = srv.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 async function main(): Promise<void> {
   const port = await freePort();
