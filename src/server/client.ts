@@ -29,7 +29,7 @@ const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
  * other connection is served. A time, not a byte count, so that a publisher whose
  * messages cost little is not slowed down by yielding often.
  */
-const READ_SLICE_MS = 2;
+const READ_SLICE_MS = 1;
 
 /**
  * A route (src/cluster) reads with its own parser and uses its Client only for output:
