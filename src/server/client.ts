@@ -127,6 +127,8 @@ export class Client implements ParserHandler {
   private readTurn = -1;
   private turnStart = 0;
   private yielding = false;
+  /** Reads are paused for a bcrypt verdict (awaitVerdict); a yield must not resume them. */
+  private verdictPending = false;
 
   constructor(
     server: Server,
@@ -180,7 +182,7 @@ export class Client implements ParserHandler {
 
   private readonly endYield = (): void => {
     this.yielding = false;
-    if (!this.closed && !this.flow.isHeld) this.socket?.resume();
+    if (!this.closed && !this.flow.isHeld && !this.verdictPending) this.socket?.resume();
   };
 
   /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
@@ -283,8 +285,10 @@ export class Client implements ParserHandler {
   private awaitVerdict(verdict: Promise<boolean>, connect: Buffer): void {
     this.parser.suspend();
     this.socket?.pause();
+    this.verdictPending = true;
     const copy = Buffer.from(connect);
     const done = (ok: boolean): void => {
+      this.verdictPending = false;
       if (this.closed) return;
       this.lateVerdict = ok;
       this.onConnect(copy, 0, copy.length);
