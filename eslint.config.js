@@ -53,6 +53,26 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard's page script runs in the browser, outside the TypeScript project.
+    files: ['src/monitor/dashboard/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false },
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        URLSearchParams: 'readonly',
+        Node: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

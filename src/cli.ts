@@ -14,6 +14,7 @@ import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
 import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.js';
 import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
+import { websocketFromConfig } from './websocket/config.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let cl;
@@ -90,6 +91,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const cluster = attachClusterForCli(server, clustering);
   if (typeof cluster === 'number') return cluster;
+  try {
+    const websocket = websocketFromConfig(settings.config);
+    if (websocket !== null) {
+      const { attachWebsocket } = await import('./websocket/attach.js');
+      attachWebsocket(server, websocket);
+    }
+  } catch (err) {
+    process.stderr.write(`wirebus: ${(err as Error).message}\n`);
+    return 2;
+  }
   if (cl.testConfig) {
     process.stderr.write(`wirebus: configuration file ${cl.configFile} is valid\n`);
     return 0;

@@ -10,6 +10,8 @@ import type { StreamingServer } from './streaming/server.js';
 import { attachCluster } from './cluster/attach.js';
 import type { Cluster } from './cluster/cluster.js';
 import type { ClusterOptions } from './cluster/options.js';
+import type { WebsocketListener } from './websocket/listener.js';
+import type { WebsocketOptions } from './websocket/options.js';
 
 export type { ServerOptions } from './config/options.js';
 export { Server } from './server/server.js';
@@ -45,6 +47,8 @@ export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';
 export type { RouteTlsOptions } from './cluster/tls.js';
 export { reloadCluster } from './cluster/reload.js';
+export type { WebsocketOptions, WebsocketTlsOptions } from './websocket/options.js';
+export type { WebsocketListener } from './websocket/listener.js';
 
 export type StartOptions = Partial<ServerOptions> & {
   /**
@@ -60,6 +64,11 @@ export type StartOptions = Partial<ServerOptions> & {
    * `routes`, e.g. `{ name: 'c1', port: 0, routes: ['nats-route://127.0.0.1:6222'] }`.
    */
   cluster?: Partial<ClusterOptions>;
+  /**
+   * Opens the WebSocket listener, as the reference's websocket block, e.g.
+   * `{ port: 0, noTls: true }` (`port` 0 for a free one; TLS with `tls`).
+   */
+  websocket?: Partial<WebsocketOptions>;
 };
 
 export interface RunningServer {
@@ -76,6 +85,8 @@ export interface RunningServer {
   readonly streaming: StreamingServer | null;
   /** The cluster layer when `cluster` was given, else null; `cluster.port` is the route port. */
   readonly cluster: Cluster | null;
+  /** The WebSocket listener when `websocket` was given, else null; `websocket.port` is its port. */
+  readonly websocket: WebsocketListener | null;
   close(): Promise<void>;
 }
 
@@ -84,7 +95,12 @@ export interface RunningServer {
  * servers log nothing unless a log file, debug or trace is asked for.
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const { streaming: streamingOptions, cluster: clusterOptions, ...coreOptions } = options;
+  const {
+    streaming: streamingOptions,
+    cluster: clusterOptions,
+    websocket: websocketOptions,
+    ...coreOptions
+  } = options;
   const quiet =
     options.quiet ??
     !(options.debug === true || options.trace === true || (options.logFile ?? '') !== '');
@@ -100,6 +116,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   if (security !== undefined) attachSecurity(server, security);
   const monitor = attachMonitor(server);
   const cluster = clusterOptions === undefined ? null : attachCluster(server, clusterOptions);
+  let websocket: WebsocketListener | null = null;
+  if (websocketOptions !== undefined) {
+    // Loaded only when asked for: it brings Node's HTTP(S) server and zlib.
+    const { attachWebsocket } = await import('./websocket/attach.js');
+    websocket = attachWebsocket(server, websocketOptions);
+  }
   try {
     await server.start();
     await cluster?.start();
@@ -131,6 +153,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     httpPort: monitor?.port ?? 0,
     streaming,
     cluster,
+    websocket,
     close: () => server.close(),
   };
 }

@@ -8,7 +8,7 @@
 // install() puts them in place. A config reload (reload.ts) builds the new layer
 // first, so that a configuration it refuses leaves the running one untouched.
 
-import { BlockList, isIPv6 } from 'node:net';
+import { BlockList, isIPv6, Socket } from 'node:net';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import { Account } from '../server/account.js';
 import type { Client, ConnectOptions } from '../server/client.js';
@@ -279,7 +279,8 @@ export class Security implements SecurityHooks {
     if (this.noAuthUser !== null) this.bind(c, this.noAuthUser);
     const info = this.server.infoFor(c);
     const socket = c.socket;
-    if (this.tls === null || socket === null) {
+    // A WebSocket client's TLS, if any, was its listener's: the client port's does not apply.
+    if (this.tls === null || !(socket instanceof Socket)) {
       c.begin(info);
       return;
     }
@@ -364,6 +365,22 @@ export class Security implements SecurityHooks {
       return true;
     };
     return typeof verdict === 'boolean' ? done(verdict) : verdict.then(done);
+  }
+
+  /**
+   * Binds c to a configured user by name, as another listener's no_auth_user does
+   * (the websocket block's); false when no such user exists.
+   */
+  bindUserNamed(c: Client, name: string): boolean {
+    const rec = this.users.byName.get(name);
+    if (rec === undefined) return false;
+    this.bind(c, rec);
+    return true;
+  }
+
+  /** Users or nkeys are configured (they take precedence over a listener's own credentials). */
+  get hasUsers(): boolean {
+    return this.users.size > 0 || this.trusted.size > 0;
   }
 
   /** A user of the global account without permissions (token, --user/--pass). */

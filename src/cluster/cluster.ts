@@ -72,6 +72,8 @@ export class Cluster implements ClusterHooks {
   private readonly configured: RouteUrl[] = [];
   private listener: NetServer | null = null;
   private ownUrls: string[] = [];
+  /** This server's WebSocket URLs (ws_connect_urls), when it has a WebSocket listener. */
+  private ownWsUrls: string[] = [];
   private readonly remoteUrls = new RefCountedUrls();
   private readonly remoteWsUrls = new RefCountedUrls();
   /** connect_urls go into client INFO once a route announced some, as the reference. */
@@ -138,6 +140,8 @@ export class Cluster implements ClusterHooks {
     const o = this.options;
     const so = server.options;
     this.ownUrls = ownConnectUrls(so.host, server.port, so.clientAdvertise);
+    const ws = server.sideListeners.get('websocket');
+    if (ws !== undefined) this.ownWsUrls = ownConnectUrls(ws.host, ws.port, ws.advertise);
     server.logger.info(`Cluster name is ${this.name}`);
     if (this.dynamic)
       server.logger.warn('Cluster name was dynamically generated, consider setting one');
@@ -207,6 +211,7 @@ export class Cluster implements ClusterHooks {
     info.cluster = this.name;
     if (this.dynamic) info.cluster_dynamic = true;
     if (!o.noAdvertise && this.ownUrls.length > 0) info.connect_urls = this.ownUrls;
+    if (!o.noAdvertise && this.ownWsUrls.length > 0) info.ws_connect_urls = this.ownWsUrls;
     if (extra.ldm === true) info.ldm = true;
     if (o.permissions?.import != null) info.import = o.permissions.import;
     if (o.permissions?.export != null) info.export = o.permissions.export;
@@ -509,6 +514,14 @@ export class Cluster implements ClusterHooks {
   /** connect_urls for WebSocket clients (ws_connect_urls of the other servers). */
   wsConnectUrls(): string[] {
     return this.remoteWsUrls.list();
+  }
+
+  wsClientUrls(ldm: boolean): string[] | null {
+    const lameDuck = ldm || this.ldm || this.server.lameDuck;
+    if (!this.advertising && !lameDuck) return null;
+    const urls = lameDuck ? [] : [...this.ownWsUrls];
+    if (!this.options.noAdvertise) for (const u of this.remoteWsUrls.list()) urls.push(u);
+    return urls.length > 0 ? urls : null;
   }
 
   afterFirstPong(c: Client): void {

@@ -40,6 +40,8 @@ export class Route implements RouteParserHandler, RouteSink {
   /** Output only: see the file comment. */
   readonly client: Client;
   readonly parser: RouteParser;
+  /** The TCP socket, before any TLS on top of it. */
+  private readonly raw: Socket;
   /** We dialled it (else it was accepted on the route port). */
   didSolicit: boolean;
   /** Where to dial it again; from its INFO when it was accepted. */
@@ -89,6 +91,7 @@ export class Route implements RouteParserHandler, RouteSink {
     this.cluster = cluster;
     const server = cluster.server;
     this.rid = server.nextConnectionId();
+    this.raw = socket;
     this.client = new Client(server, this.rid, socket, server.globalAccount, 'route');
     this.client.verbose = false;
     this.client.authorized = true;
@@ -114,7 +117,7 @@ export class Route implements RouteParserHandler, RouteSink {
    * said); then CONNECT (when dialled) and INFO, and the timers.
    */
   begin(): void {
-    const socket = this.client.socket!;
+    const socket = this.raw;
     const tls = this.cluster.tls;
     if (tls === null) {
       this.attach(socket);

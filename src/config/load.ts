@@ -49,8 +49,6 @@ const unsupported = new Set([
   'leaf',
   'gateway',
   'mqtt',
-  'websocket',
-  'ws',
   'ocsp',
   'server_tags',
   'prof_port',

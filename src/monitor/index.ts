@@ -4,13 +4,13 @@
 
 import type { Server } from '../server/server.js';
 import { connzHandler } from './connz.js';
+import { registerDashboard } from './dashboard.js';
 import { Monitor } from './http.js';
 import { metricsHandler } from './metrics.js';
 import {
   accountzHandler,
   gatewayzHandler,
   healthzHandler,
-  indexHandler,
   jszHandler,
   leafzHandler,
   routezHandler,
@@ -26,7 +26,7 @@ export { BadRequest } from './query.js';
 export function createMonitor(server: Server): Monitor {
   const m = new Monitor(server);
   const usage = new ProcessUsage();
-  m.register('/', indexHandler(m));
+  registerDashboard(m);
   m.register('/varz', varzHandler(m, usage));
   m.register('/connz', connzHandler(server));
   m.register('/subsz', subszHandler(server));

@@ -1,12 +1,11 @@
 // The smaller endpoints: /routez (from src/cluster), /healthz, /accountz, /leafz,
-// /gatewayz, /jsz and the index page. wirebus has no leaf nodes, gateways or
+// /gatewayz and /jsz (the index page is the dashboard, dashboard.ts). wirebus has no leaf nodes, gateways or
 // JetStream yet, so those answer with the reference's shape for a server that has
 // none configured.
 
 import type { Server } from '../server/server.js';
-import { PROTOCOL_VERSION, WIREBUS_VERSION } from '../server/version.js';
 import { nowMs, rfc3339 } from './format.js';
-import { joinBase, json, type Monitor, type MonitorHandler } from './http.js';
+import { json, type MonitorHandler } from './http.js';
 import { BadRequest, queryBool, querySubs } from './query.js';
 import { sublistStats } from './subsz.js';
 import { systemAccount } from './varz.js';
@@ -107,54 +106,3 @@ export function jszHandler(server: Server): MonitorHandler {
 }
 
 /** Link texts of the core endpoints, in the reference's order. */
-const CORE_LINKS: readonly [string, string][] = [
-  ['/varz', 'General'],
-  ['/jsz', 'JetStream'],
-  ['/connz', 'Connections'],
-  ['/accountz', 'Accounts'],
-  ['/subsz', 'Subscriptions'],
-  ['/routez', 'Routes'],
-  ['/leafz', 'LeafNodes'],
-  ['/gatewayz', 'Gateways'],
-  ['/healthz', 'Health Probe'],
-  ['/metrics', 'Metrics'],
-];
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** The index page: a link per endpoint, relative as the reference writes them. */
-export function indexHandler(monitor: Monitor): MonitorHandler {
-  return () => {
-    const base = monitor.basePath;
-    const registered = new Set(monitor.paths());
-    const core = CORE_LINKS.filter(([p]) => registered.has(p));
-    const corePaths = new Set(core.map(([p]) => p));
-    const extra = [...registered]
-      .filter((p) => p !== '/' && !corePaths.has(p) && p !== '/subscriptionsz')
-      .sort()
-      .map((p): [string, string] => [p, p.slice(1)]);
-    const links = [...core, ...extra]
-      .map(([p, text]) => `  <a href=".${escapeHtml(joinBase(base, p))}">${escapeHtml(text)}</a>`)
-      .join('\n');
-    const body = `<html lang="en">
-<head>
-<title>wirebus monitoring</title>
-<style type="text/css">
-  body { font-family: ui-sans-serif,system-ui,sans-serif; font-size: 18px; margin-left: 32px }
-  a { display: block; margin-left: 7px; padding-bottom: 6px; color: rgb(72 72 92); text-decoration: none }
-  a:hover { font-weight: 600; color: rgb(59 50 202) }
-  p.version { font-size: 14px; color: rgb(72 72 92) }
-</style>
-</head>
-<body>
-  <h1>wirebus</h1>
-  <p class="version">v${WIREBUS_VERSION} (nats-server protocol ${PROTOCOL_VERSION})</p>
-${links}
-</body>
-</html>
-`;
-    return { status: 200, contentType: 'text/html; charset=utf-8', body };
-  };
-}

@@ -105,7 +105,7 @@ export function varz(
   v.gateway = {};
   v.leaf = {};
   v.mqtt = {};
-  v.websocket = {};
+  v.websocket = server.sideListeners.get('websocket')?.varz() ?? {};
   v.jetstream = {};
   v.tls_timeout = TLS_TIMEOUT;
   v.write_deadline = msToNs(o.writeDeadline);

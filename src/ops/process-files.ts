@@ -15,6 +15,7 @@ import { PROCESS_NAME } from './signal-command.js';
 export interface Ports {
   nats?: string[];
   monitoring?: string[];
+  websocket?: string[];
 }
 
 /** The listener beside the client one, when monitoring is on. */
@@ -37,6 +38,8 @@ export function portsOf(server: Server, monitor: MonitorAddress | null): Ports {
   if (monitor !== null && monitor.port > 0) {
     ports.monitoring = urls('http', monitor.host, monitor.port);
   }
+  const ws = server.sideListeners.get('websocket');
+  if (ws !== undefined) ports.websocket = urls(ws.scheme, ws.host, ws.port);
   return ports;
 }
 

@@ -18,14 +18,14 @@
 //
 // Everything here runs per read or per timer, never per message.
 
-import type { Socket } from 'node:net';
+import type { Transport } from './transport.js';
 
 /** How long a subscriber that writes nothing may hold its publishers (the reference's stall cap). */
 export const STALL_MS = 1000;
 
 /** The side of a connection that back-pressure needs: its socket and its pending output. */
 export interface FlowConnection {
-  readonly socket: Socket | null;
+  readonly socket: Transport | null;
   readonly closed: boolean;
   /** Output queued in our blocks and not yet handed to the socket. */
   readonly outQueued: number;
@@ -94,7 +94,7 @@ export class Flow {
   }
 
   /** Holds producer's reads until this connection drains or stalls (see the file's comment). */
-  hold(producer: Flow, producerSocket: Socket): void {
+  hold(producer: Flow, producerSocket: Transport): void {
     if (producer === this || !this.mayHold()) return;
     if (this.pending() <= this.halfPending()) return;
     this.held ??= [];

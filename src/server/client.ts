@@ -2,7 +2,6 @@
 // keep-alive and its close. Ops arrive from the parser; messages leave through the
 // outbound block, flushed by the server once per turn of the event loop.
 
-import type { Socket } from 'node:net';
 import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
 import { type ConnectOptions, parseConnect, redactConnect } from '../protocol/connect.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
@@ -12,6 +11,7 @@ import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
+import type { ClientListener, Transport } from './transport.js';
 
 const PONG = Buffer.from('PONG\r\n');
 const PING = Buffer.from('PING\r\n');
@@ -52,7 +52,9 @@ export class Client implements ParserHandler {
   readonly kind: ClientKind;
   readonly server: Server;
   /** Replaced by the TLS socket once a TLS handshake completes (src/auth/tls.ts). */
-  socket: Socket | null;
+  socket: Transport | null;
+  /** The listener it came through when not the client port (WebSocket), else null. */
+  via: ClientListener | null = null;
   readonly parser: Parser;
   readonly out = new Outbound();
   account: Account;
@@ -133,7 +135,7 @@ export class Client implements ParserHandler {
   constructor(
     server: Server,
     cid: number,
-    socket: Socket | null,
+    socket: Transport | null,
     account: Account,
     kind: ClientKind = 'client',
   ) {
@@ -195,11 +197,17 @@ export class Client implements ParserHandler {
       this.drained();
     });
     if (info !== null) this.send(info);
-    if (this.server.authRequired) {
-      this.authTimer = setTimeout(() => {
-        this.authTimer = null;
-        if (!this.authorized) this.close(CloseReason.authTimeout, ErrText.authTimeout);
-      }, this.server.options.authTimeout * 1000);
+    const override = this.via?.auth ?? null;
+    if (this.server.authRequired || override?.required === true) {
+      this.authTimer = setTimeout(
+        () => {
+          this.authTimer = null;
+          if (!this.authorized) this.close(CloseReason.authTimeout, ErrText.authTimeout);
+        },
+        override !== null && override.timeoutMs > 0
+          ? override.timeoutMs
+          : this.server.options.authTimeout * 1000,
+      );
       this.authTimer.unref();
     } else {
       this.authorized = true;
@@ -246,8 +254,11 @@ export class Client implements ParserHandler {
     }
     // With security configured every CONNECT is checked, even one that needs no
     // credentials (no_auth_user), since wrong credentials still fail.
-    if (!this.authorized || this.server.security !== null) {
-      const verdict = this.lateVerdict ?? this.server.authenticate(this, o);
+    const override = this.via?.auth ?? null;
+    if (!this.authorized || this.server.security !== null || override !== null) {
+      const verdict =
+        this.lateVerdict ??
+        (override !== null ? override.authenticate(this, o) : this.server.authenticate(this, o));
       this.lateVerdict = null;
       if (verdict !== true && verdict !== false) {
         this.awaitVerdict(verdict, buf.subarray(start, end));
@@ -674,7 +685,7 @@ export class Client implements ParserHandler {
    * as the reference's log lines.
    */
   label(): string {
-    const base = `${this.ip}:${this.port} - cid:${this.cid}`;
+    const base = `${this.ip}:${this.port} - ${this.via?.idTag ?? 'cid'}:${this.cid}`;
     const ncs = [this.version === '' ? '' : 'v' + this.version, this.lang, this.name]
       .filter((part) => part !== '')
       .join(':');
@@ -739,7 +750,7 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
  * or fails, and reports when the socket's output drained.
  */
 export function watchSocket(
-  socket: Socket,
+  socket: Transport,
   conn: { close(reason: string): void },
   drained: () => void,
 ): void {

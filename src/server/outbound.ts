@@ -1,7 +1,7 @@
 // A connection's pending output: deliveries are appended here and handed to the
 // socket once per turn of the event loop, so a burst of messages costs one write.
 
-import type { Socket } from 'node:net';
+import type { Transport } from './transport.js';
 
 /** Size of each output block; a larger message gets a block of its own size. */
 const BLOCK = 64 * 1024;
@@ -45,7 +45,7 @@ export class Outbound {
   }
 
   /** Hands everything queued to the socket in one corked burst; returns how many bytes. */
-  flush(socket: Socket): number {
+  flush(socket: Transport): number {
     const parts = this.parts;
     let handed = 0;
     if (parts.length === 0) {

@@ -17,6 +17,7 @@ import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, Subscription } from './subscription.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
+import type { ClientListener, SideListener, Transport } from './transport.js';
 
 /** How many closed connections /connz can show, as the reference. */
 const MAX_CLOSED_CLIENTS = 10000;
@@ -68,6 +69,11 @@ export interface ClusterHooks {
   afterFirstPong(c: Client): void;
   /** Lame duck mode begins: the other servers stop advertising this one. */
   lameDuck(): void;
+  /**
+   * connect_urls for a WebSocket client's INFO: this server's WebSocket URLs, then the
+   * ws_connect_urls the other servers announced; null when none are advertised yet.
+   */
+  wsClientUrls(ldm: boolean): string[] | null;
 }
 
 export class Server {
@@ -130,6 +136,9 @@ export class Server {
   /** Run by start() before the client listener opens, and by close(): the monitor. */
   private readonly startHooks: (() => Promise<void>)[] = [];
   private readonly shutdownHooks: (() => Promise<void>)[] = [];
+  private readonly stopAcceptingHooks: (() => void)[] = [];
+  /** Listeners beside the client port, by the ports file's key (`websocket`). */
+  readonly sideListeners = new Map<string, SideListener>();
   private readyResolvers: (() => void)[] = [];
   ready = false;
 
@@ -200,23 +209,8 @@ export class Server {
   }
 
   private accept(socket: Socket): void {
-    if (this.closing !== null || this.lameDuck) {
-      socket.destroy();
-      return;
-    }
-    const cid = this.nextCid++;
-    const client = new Client(this, cid, socket, this.globalAccount);
-    this.totalConnections++;
-    if (this.clients.size >= this.options.maxConnections) {
-      // The reference sends INFO first, then the error. What the client sends is
-      // read and dropped (flowing, no 'data' listener), so its close is noticed.
-      socket.write(this.infoFor(client));
-      socket.end(errLine(ErrText.maxConnections));
-      socket.resume();
-      setTimeout(() => socket.destroy(), 2000).unref();
-      this.logger.error(`${client.label()} - Maximum Connections Exceeded`);
-      return;
-    }
+    const client = this.admit(socket, null);
+    if (client === null) return;
     // A plain connection reads into the shared buffer; TLS reads its first byte,
     // then the handshake, through stream events.
     const shared =
@@ -227,13 +221,50 @@ export class Server {
       client.socket = shared;
       client.sharedReads = true;
     }
-    this.clients.set(cid, client);
+    this.begin(client);
+    // Accepted paused (pauseOnConnect): a stream-event connection starts reading now.
+    if (shared === null) socket.resume();
+  }
+
+  /**
+   * Takes a connection from a listener beside the client port (WebSocket): the same
+   * limits, INFO, authentication and life as a client of the client port.
+   */
+  acceptConnection(transport: Transport, via: ClientListener): Client | null {
+    const client = this.admit(transport, via);
+    if (client !== null) this.begin(client);
+    return client;
+  }
+
+  /** A new client, or null when the server refuses it (closing, lame duck, max_connections). */
+  private admit(transport: Transport, via: ClientListener | null): Client | null {
+    if (this.closing !== null || this.lameDuck) {
+      transport.destroy();
+      return null;
+    }
+    const cid = this.nextCid++;
+    const client = new Client(this, cid, transport, this.globalAccount);
+    client.via = via;
+    this.totalConnections++;
+    if (this.clients.size >= this.options.maxConnections) {
+      // The reference sends INFO first, then the error. What the client sends is
+      // read and dropped (flowing, no 'data' listener), so its close is noticed.
+      transport.write(this.infoFor(client));
+      transport.end(errLine(ErrText.maxConnections));
+      transport.resume();
+      setTimeout(() => transport.destroy(), 2000).unref();
+      this.logger.error(`${client.label()} - Maximum Connections Exceeded`);
+      return null;
+    }
+    return client;
+  }
+
+  private begin(client: Client): void {
+    this.clients.set(client.cid, client);
     if (this.logger.debugEnabled)
       this.logger.debug(`${client.label()} - Client connection created`);
     if (this.security !== null) this.security.begin(client);
     else client.begin(this.infoFor(client));
-    // Accepted paused (pauseOnConnect): a stream-event connection starts reading now.
-    if (shared === null) socket.resume();
   }
 
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
@@ -258,6 +289,7 @@ export class Server {
     if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
     else if (this.clusterName !== '') info.cluster = this.clusterName;
     if (extra.ldm === true) info.ldm = true;
+    if (c.via !== null) c.via.info(info);
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
 
@@ -498,6 +530,12 @@ export class Server {
     // net.Server.close() stops listening now; its callback would wait for every
     // accepted connection to end, so it is not awaited here.
     if (this.listener?.listening === true) this.listener.close();
+    for (const hook of this.stopAcceptingHooks) hook();
+  }
+
+  /** Registers a listener beside this one that lame duck mode must close too. */
+  onStopAccepting(hook: () => void): void {
+    this.stopAcceptingHooks.push(hook);
   }
 
   /** True once close() has begun. */

@@ -9,7 +9,7 @@ import { DurationError, parseDuration, parseGoDuration } from '../config/duratio
 import { registerFlag, UsageError, type CommandLine } from '../config/flags.js';
 import type { FileStoreTuning } from './store/file-options.js';
 
-type Kind = 'bool' | 'int' | 'size' | 'duration' | 'seconds' | 'ignored';
+type Kind = 'bool' | 'int' | 'size' | 'duration' | 'seconds' | 'string' | 'ignored';
 type Tuning = { -readonly [K in keyof FileStoreTuning]?: FileStoreTuning[K] };
 
 interface Setting {
@@ -130,16 +130,16 @@ const settings: readonly Setting[] = [
   {
     flag: 'file_crc_poly',
     keys: ['crc_poly'],
-    field: null,
-    kind: 'ignored',
-    help: 'Polynomial used to make the table used for CRC-32 checksum (accepted: only IEEE is used)',
+    field: 'crcPoly',
+    kind: 'int',
+    help: 'Polynomial used to make the table used for CRC-32 checksum (default: 3988292384)',
   },
   {
     flag: 'file_slice_archive_script',
     keys: ['slice_archive_script', 'slice_archive', 'slice_script'],
-    field: null,
-    kind: 'ignored',
-    help: 'Path to script to use if you want to archive a file slice being removed (accepted, not used)',
+    field: 'sliceArchiveScript',
+    kind: 'string',
+    help: 'Path to script to use if you want to archive a file slice being removed',
   },
 ];
 
@@ -174,8 +174,11 @@ export function fileOptionsFromFlags(cl: CommandLine): Tuning {
     const bad = (): never => {
       throw new UsageError(`invalid value "${v}" for flag -${s.flag}: parse error`);
     };
-    let n: number | boolean;
+    let n: number | boolean | string;
     switch (s.kind) {
+      case 'string':
+        n = v;
+        break;
       case 'bool':
         n = v === 'true';
         break;
@@ -198,7 +201,7 @@ export function fileOptionsFromFlags(cl: CommandLine): Tuning {
       case 'ignored':
         continue;
     }
-    (out as Record<string, number | boolean>)[s.field] = n;
+    (out as Record<string, number | boolean | string>)[s.field] = n;
   }
   return out;
 }
@@ -217,7 +220,7 @@ export function readFileOptions(map: ConfMap, warn: (w: string) => void): Tuning
       );
       continue;
     }
-    (out as Record<string, number | boolean>)[s.field] = value(
+    (out as Record<string, number | boolean | string>)[s.field] = value(
       s.kind,
       entry.value,
       entry.key,
@@ -227,7 +230,16 @@ export function readFileOptions(map: ConfMap, warn: (w: string) => void): Tuning
   return out;
 }
 
-function value(kind: Kind, v: ConfValue, key: string, warn: (w: string) => void): number | boolean {
+function value(
+  kind: Kind,
+  v: ConfValue,
+  key: string,
+  warn: (w: string) => void,
+): number | boolean | string {
+  if (kind === 'string') {
+    if (v.kind !== 'string') throw new ConfigError(v, `${key}: expected a string, got ${v.kind}`);
+    return v.value;
+  }
   if (kind === 'bool') {
     if (v.kind !== 'bool') throw new ConfigError(v, `${key}: expected a boolean, got ${v.kind}`);
     return v.value;

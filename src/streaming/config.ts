@@ -46,9 +46,9 @@ const valueFlags: [string[], string][] = [
     ['ft_group'],
     'Name of the FT Group. A group can be 2 or more servers with a single active server and all sharing the same datastore',
   ],
-  [['sql_driver'], 'Name of the SQL Driver ("postgres")'],
+  [['sql_driver'], 'Name of the SQL Driver ("postgres" or "mysql")'],
   [['sql_source'], 'Datasource used when opening an SQL connection to the database'],
-  [['sql_max_open_conns'], 'Maximum number of opened connections to the database (accepted)'],
+  [['sql_max_open_conns'], 'Maximum number of opened connections to the database'],
   [['sql_bulk_insert_limit'], 'Limit the number of messages inserted in one query (accepted)'],
   [['io_batch_size'], 'Max number of messages in an IO batch'],
   [['io_sleep_time'], 'Duration in microseconds of the IO sleep (accepted, not used)'],
@@ -60,7 +60,7 @@ const boolFlags: [string[], string][] = [
   [['SV', 'stan_trace'], 'Trace the raw STAN protocol'],
   [['SDV'], 'Debug and trace STAN'],
   [['replace_durable'], 'Replace the existing durable subscription instead of an error'],
-  [['sql_no_caching'], 'Disable caching for SQL store (accepted: writes are always batched)'],
+  [['sql_no_caching'], 'One SubsPending row per pending message (writes are always batched)'],
 ];
 
 for (const [names, help] of valueFlags) registerFlag({ names, value: true, help });
@@ -208,6 +208,12 @@ function fromFlags(cl: CommandLine): {
       case 'sql_source':
         o.sqlSource = v;
         break;
+      case 'sql_no_caching':
+        o.sqlNoCaching = flagBool(v);
+        break;
+      case 'sql_max_open_conns':
+        o.sqlMaxOpenConns = flagInt(name, v);
+        break;
       default:
         break;
     }
@@ -316,7 +322,7 @@ function readLimits(map: ConfMap, l: LimitsOut, warn: (w: string) => void): void
   }
 }
 
-/** `sql_options { driver, source, ... }`: the batching options have no use here. */
+/** `sql_options { driver, source, no_caching, max_open_conns, bulk_insert_limit }`. */
 function readSqlOptions(
   map: ConfMap,
   o: Partial<StreamingOptions>,
@@ -326,7 +332,10 @@ function readSqlOptions(
     const k = entry.key.toLowerCase();
     if (k === 'driver') o.sqlDriver = str(entry.value, entry.key);
     else if (k === 'source') o.sqlSource = str(entry.value, entry.key);
-    else if (['no_caching', 'max_open_conns', 'bulk_insert_limit'].includes(k)) {
+    else if (k === 'no_caching') o.sqlNoCaching = bool(entry.value, entry.key);
+    else if (k === 'max_open_conns') o.sqlMaxOpenConns = int(entry.value, entry.key);
+    else if (k === 'bulk_insert_limit') {
+      // Batches are always one multi-row INSERT per megabyte of SQL text.
       warn(
         `${entry.file}:${entry.line}:${entry.col}: sql_options "${entry.key}" is accepted and ignored`,
       );

@@ -3,6 +3,7 @@
 
 import type { FileStoreTuning } from './store/file-options.js';
 import type { StoreLimitsConfig } from './store/limits.js';
+import { parseDriver } from './store/sql/db.js';
 import type { Store } from './store/types.js';
 
 export type StoreKind = 'MEMORY' | 'FILE' | 'SQL';
@@ -21,9 +22,13 @@ export interface StreamingOptions {
    * store/file-options.ts for the names and defaults; absent fields take the default.
    */
   fileOptions: Partial<FileStoreTuning>;
-  /** SQL store: driver (`--sql_driver`, only `postgres`) and connection string (`--sql_source`). */
+  /** SQL store: driver (`--sql_driver`: postgres or mysql) and connection string (`--sql_source`). */
   sqlDriver: string;
   sqlSource: string;
+  /** `--sql_no_caching`: one SubsPending row per pending sequence, as the reference then writes. */
+  sqlNoCaching: boolean;
+  /** `--sql_max_open_conns`: connections to the database at most (0: wirebus's default). */
+  sqlMaxOpenConns: number;
   /** Fault-tolerance group (`--ft_group`): empty for a standalone server. */
   ftGroup: string;
   /** Store limits (global and per channel); validated when the server starts. */
@@ -57,6 +62,8 @@ export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze
   fileOptions: {},
   sqlDriver: '',
   sqlSource: '',
+  sqlNoCaching: false,
+  sqlMaxOpenConns: 0,
   ftGroup: '',
   limits: {},
   store: null,
@@ -95,9 +102,14 @@ export function validateStreamingOptions(o: StreamingOptions): string[] {
   }
   if (o.store === null && o.storeType === 'SQL') {
     if (o.sqlDriver === '' || o.sqlSource === '') {
-      problems.push('sql: --sql_driver (postgres) and --sql_source are required for the SQL store');
-    } else if (!['postgres', 'postgresql', 'pg'].includes(o.sqlDriver.toLowerCase())) {
-      problems.push(`sql: driver "${o.sqlDriver}" is not supported (only postgres)`);
+      problems.push(
+        'sql: --sql_driver (postgres or mysql) and --sql_source are required for the SQL store',
+      );
+    } else if (parseDriver(o.sqlDriver) === undefined) {
+      problems.push(`sql: driver "${o.sqlDriver}" is not supported (postgres or mysql)`);
+    }
+    if (!Number.isInteger(o.sqlMaxOpenConns) || o.sqlMaxOpenConns < 0) {
+      problems.push(`sql_max_open_conns must be a non-negative integer (${o.sqlMaxOpenConns})`);
     }
   }
   if (o.store === null && o.storeType === 'FILE' && o.dir === '') {

@@ -198,10 +198,14 @@ export class StreamingServer {
 
   private async createSqlStore(): Promise<Store> {
     const o = this.options;
-    // The PostgreSQL client is loaded only for the SQL store.
+    // The database clients are loaded only for the SQL store.
     const { SqlStore } = await import('./store/sql/store.js');
+    const { parseDriver } = await import('./store/sql/db.js');
     return new SqlStore({
+      driver: parseDriver(o.sqlDriver) ?? 'postgres',
       source: o.sqlSource,
+      noCaching: o.sqlNoCaching,
+      maxOpenConns: o.sqlMaxOpenConns,
       limits: o.limits,
       lockOwner: this.serverId,
       onLockLost: (why) => {

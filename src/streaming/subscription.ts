@@ -77,7 +77,8 @@ export class Sub {
       ackInbox: this.ackInbox,
       maxInFlight: this.maxInflight,
       ackWaitInSecs: this.ackWaitSecs,
-      durableName: this.durable,
+      // As the reference stores a queue member: its durable name is in qGroup only.
+      durableName: this.queueName === '' ? this.durable : '',
       lastSent: this.lastSent,
       isDurable: this.isDurable,
       isClosed: this.offline,

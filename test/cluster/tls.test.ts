@@ -347,6 +347,7 @@ async function loggedNode(options: Partial<ClusterOptions>, logger: MemoryLogger
     httpPort: 0,
     streaming: null,
     cluster,
+    websocket: null,
     close: () => server.close(),
   };
 }

@@ -38,6 +38,10 @@ describe('FILE store settings', () => {
       '2MB',
       '--file_read_buffer_size',
       '1MB',
+      '--file_crc_poly',
+      '2197175160',
+      '--file_slice_archive_script',
+      '/opt/archive.sh',
     ]);
     const s = resolveStreamingSettings(cl, null);
     assert.equal(s.enabled, true);
@@ -54,6 +58,8 @@ describe('FILE store settings', () => {
       compactInterval: 60_000,
       compactMinSize: 2 * 1024 * 1024,
       readBufferSize: 1024 * 1024,
+      crcPoly: 0x82f63b78,
+      sliceArchiveScript: '/opt/archive.sh',
     });
     assert.equal(
       resolveStreamingSettings(parseCommandLine(['--file_sync=false']), null).enabled,
@@ -79,7 +85,8 @@ describe('FILE store settings', () => {
            file_descriptors_limit: 50
            truncate_bad_eof: true
            compact_frag: 40
-           crc_poly: 3988292384
+           crc_poly: 2197175160
+           slice_archive_script: "/usr/local/bin/archive.sh"
          }
        }`,
       'test.conf',
@@ -97,10 +104,10 @@ describe('FILE store settings', () => {
       fdsLimit: 50,
       truncateBadEof: true,
       compactFrag: 40,
+      crcPoly: 0x82f63b78,
+      sliceArchiveScript: '/usr/local/bin/archive.sh',
     });
-    assert.deepEqual(s.warnings, [
-      'test.conf:13:12: file_options "crc_poly" is accepted and ignored',
-    ]);
+    assert.deepEqual(s.warnings, []);
     assert.throws(
       () =>
         resolveStreamingSettings(

@@ -51,10 +51,15 @@ async function written(n: number): Promise<{ dir: string; stored: StoredMsg[] }>
   return { dir, stored };
 }
 
-const foo = (dir: string, file: string): string => join(dir, 'channels', 'foo', file);
+const foo = (dir: string, file: string): string => join(dir, 'foo', file);
 
-async function assertRefused(dir: string, code: string, text: RegExp): Promise<FileStoreError> {
-  const store = new FileStore({ dir });
+async function assertRefused(
+  dir: string,
+  code: string,
+  text: RegExp,
+  tuning: Partial<FileStoreTuning> = {},
+): Promise<FileStoreError> {
+  const store = new FileStore({ dir, ...tuning });
   let caught: unknown;
   await store.recover().catch((err: unknown) => (caught = err));
   await store.close();
@@ -66,7 +71,7 @@ async function assertRefused(dir: string, code: string, text: RegExp): Promise<F
 
 /** Offset of message `seq`'s record in msgs.1.dat (all messages the same size). */
 function recordOffset(stored: StoredMsg[], seq: number): number {
-  return 8 + (seq - 1) * (8 + stored[0]!.encoded.length);
+  return 4 + (seq - 1) * (8 + stored[0]!.encoded.length);
 }
 
 describe('file store recovery', () => {
@@ -114,7 +119,7 @@ describe('file store recovery', () => {
     await store.close();
   });
 
-  it('a damaged size field is caught by the CRC too', async () => {
+  it('a damaged size field makes its record fail the CRC', async () => {
     const { dir, stored } = await written(4);
     const dat = foo(dir, 'msgs.1.dat');
     const bytes = await readFile(dat);
@@ -144,7 +149,7 @@ describe('file store recovery', () => {
     const idx = foo(dir, 'msgs.1.idx');
     const original = await readFile(idx);
     const damaged = Buffer.from(original);
-    damaged[8 + 32 * 7 + 3] = damaged[8 + 32 * 7 + 3]! ^ 1;
+    damaged[4 + 32 * 7 + 3] = damaged[4 + 32 * 7 + 3]! ^ 1;
     await writeFile(idx, damaged);
     let opened = await open(dir);
     assert.ok(opened.warnings.some((w) => /damaged from record 7, rebuilt/.test(w)));
@@ -152,7 +157,7 @@ describe('file store recovery', () => {
     await opened.store.close();
     assert.deepEqual(await readFile(idx), original);
     // An index behind its .dat (the crash came between the two writes).
-    await truncate(idx, 8 + 32 * 4 + 17);
+    await truncate(idx, 4 + 32 * 4 + 17);
     opened = await open(dir);
     assert.equal(opened.store.lookupChannel('foo')!.msgs.count, 10);
     await opened.store.close();
@@ -186,32 +191,70 @@ describe('file store recovery', () => {
     const bytes = await readFile(path);
     bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff;
     await writeFile(path, bytes);
-    await assertRefused(dir, 'CORRUPT', /clients\.dat at offset 8/);
+    await assertRefused(dir, 'CORRUPT', /clients\.dat at offset 4/);
   });
 
-  it('a directory of another format version is refused with both versions named', async () => {
-    const { dir } = await written(1);
+  it('a directory of another wirebus format than the former one is refused, not converted', async () => {
+    const dir = await tempDir();
     await writeFile(join(dir, 'VERSION'), 'wirebus-file-store 2\n');
-    await assertRefused(dir, 'VERSION', /holds format version 2, this server reads version 1/);
-    await writeFile(join(dir, 'VERSION'), 'something else\n');
-    await assertRefused(dir, 'VERSION', /not a wirebus version file/);
+    await assertRefused(
+      dir,
+      'VERSION',
+      /holds wirebus file format 2, which this version cannot convert/,
+    );
   });
 
   it('a file of another format version is refused, not cut', async () => {
     const { dir } = await written(2);
     const dat = foo(dir, 'msgs.1.dat');
     const bytes = await readFile(dat);
-    bytes.writeUInt32LE(7, 4);
+    bytes.writeUInt32LE(7, 0);
     await writeFile(dat, bytes);
     const store = new FileStore({ dir, truncateBadEof: true });
-    await assert.rejects(store.recover(), /format version 7, this server reads version 1/);
+    await assert.rejects(store.recover(), /unsupported file version: 7 \(supports \[1\.\.1\]\)/);
     await store.close();
   });
 
-  it('a non-empty directory without VERSION (another server) is refused', async () => {
+  it('zeros at the end of a file (extended, never written) are cut, as the reference does', async () => {
+    const { dir, stored } = await written(3);
+    const dat = foo(dir, 'msgs.1.dat');
+    const size = (await stat(dat)).size;
+    await writeFile(dat, Buffer.alloc(64), { flag: 'a' });
+    const subs = foo(dir, 'subs.dat');
+    const subsSize = (await stat(subs)).size;
+    await writeFile(subs, Buffer.alloc(16), { flag: 'a' });
+    const { store, warnings } = await open(dir);
+    const { msgs } = store.lookupChannel('foo')!;
+    assert.equal(msgs.lastSequence, 3);
+    assertSameMsg(await msgs.lookup(3), stored[2]!);
+    assert.equal(warnings.filter((w) => /zero bytes from offset \d+: cut there/.test(w)).length, 2);
+    await store.close();
+    assert.equal((await stat(dat)).size, size);
+    assert.equal((await stat(subs)).size, subsSize);
+  });
+
+  it('a store written with another crc_poly is read with it, and refused without it', async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'server.dat'), Buffer.from([1, 0, 0, 0]));
-    await assertRefused(dir, 'VERSION', /not a wirebus file store \(found server\.dat\)/);
+    const poly = 0x82f63b78; // Castagnoli
+    let opened = await open(dir, { crcPoly: poly });
+    opened.store.createChannel('foo').msgs.store(msg('foo', 1));
+    await opened.store.close();
+    opened = await open(dir, { crcPoly: poly });
+    assert.equal(opened.store.lookupChannel('foo')!.msgs.count, 1);
+    await opened.store.close();
+    await assertRefused(dir, 'CORRUPT', /CRC mismatch/);
+  });
+
+  it("two starts in a row with truncate_bad_eof are refused (the reference's guard)", async () => {
+    const { dir } = await written(1);
+    const opened = await open(dir, { truncateBadEof: true });
+    await opened.store.close();
+    await assertRefused(dir, 'IO', /should not be opened consecutively with the truncate_bad_eof/, {
+      truncateBadEof: true,
+    });
+    // A start without it removes the witness.
+    await (await open(dir)).store.close();
+    await (await open(dir, { truncateBadEof: true })).store.close();
   });
 
   it('an empty slice (created, never written) is removed', async () => {

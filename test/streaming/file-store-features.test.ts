@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Long } from '../../src/streaming/protocol/index.js';
@@ -27,7 +27,7 @@ async function open(dir: string, options: Options = {}): Promise<FileStore> {
 }
 
 async function slices(dir: string, channel = 'foo'): Promise<string[]> {
-  const names = await readdir(join(dir, 'channels', channel));
+  const names = await readdir(join(dir, channel));
   return names.filter((n) => n.startsWith('msgs.')).sort();
 }
 
@@ -47,7 +47,7 @@ describe('file store: directory lock', () => {
     const dir = await tempDir();
     const first = await open(dir);
     const second = new FileStore({ dir });
-    await assert.rejects(second.recover(), /is in use by another server \(pid \d+ on host/);
+    await assert.rejects(second.recover(), /is in use by another server \(pid \d+\)/);
     assert.equal(await second.tryExclusiveLock(), false);
     assert.equal(await first.tryExclusiveLock(), true);
     await first.close();
@@ -77,7 +77,13 @@ describe('file store: directory lock', () => {
     assert.equal(await standby.tryExclusiveLock(), false);
     fill(active, 'foo', 1, 3);
     await active.close();
-    assert.equal(await standby.tryExclusiveLock(), true);
+    // The standby's helper keeps trying (every 250 ms): poll, as the FT loop does.
+    let locked = false;
+    for (let i = 0; i < 40 && !locked; i++) {
+      locked = await standby.tryExclusiveLock();
+      if (!locked) await sleep(50);
+    }
+    assert.equal(locked, true);
     await standby.recover();
     assert.equal(standby.lookupChannel('foo')!.msgs.count, 3);
     await standby.close();
@@ -119,8 +125,9 @@ describe('file store: slices', () => {
 
   it('rotates by bytes and by age', async () => {
     const dir = await tempDir();
-    const size = msg('foo', 1).encoded.length + 8;
-    const store = await open(dir, { sliceMaxBytes: 8 + 3 * size, sliceMaxAge: 150 });
+    // The reference's count: a message is its bytes + 40; a slice is full once it holds the limit.
+    const size = msg('foo', 1).encoded.length + 40;
+    const store = await open(dir, { sliceMaxBytes: 3 * size, sliceMaxAge: 150 });
     fill(store, 'foo', 1, 7);
     await store.flush();
     assert.equal((await slices(dir)).length, 6);
@@ -131,7 +138,7 @@ describe('file store: slices', () => {
     await store.close();
   });
 
-  it('max_msgs drops whole slices and deletes their files; first_seq survives restarts', async () => {
+  it('max_msgs drops whole slices and deletes their files; a restart applies limits again', async () => {
     const dir = await tempDir();
     const store = await open(dir, { sliceMaxMsgs: 5, limits: { maxMsgs: 12 } });
     fill(store, 'foo', 1, 30);
@@ -145,12 +152,17 @@ describe('file store: slices', () => {
       ['msgs.4.dat', 'msgs.5.dat', 'msgs.6.dat'],
     );
     await store.close();
-    // A restart with looser limits does not bring dropped messages back.
-    const again = await open(dir, { sliceMaxMsgs: 5, limits: { maxMsgs: 100 } });
-    const m2 = again.lookupChannel('foo')!.msgs;
-    assert.equal(m2.firstSequence, 19);
-    assert.equal(m2.count, 12);
+    // As the reference: nothing says which messages of a slice were dropped, the limits
+    // of the restart drop them again.
+    let again = await open(dir, { sliceMaxMsgs: 5, limits: { maxMsgs: 12 } });
+    let m2 = again.lookupChannel('foo')!.msgs;
+    assert.deepEqual([m2.firstSequence, m2.count], [19, 12]);
     assert.equal(await m2.lookup(17), undefined);
+    await again.close();
+    // Looser limits: the slices still on disk are read whole (the reference's behavior).
+    again = await open(dir, { sliceMaxMsgs: 5, limits: { maxMsgs: 100 } });
+    m2 = again.lookupChannel('foo')!.msgs;
+    assert.deepEqual([m2.firstSequence, m2.count], [16, 15]);
     await again.close();
   });
 
@@ -180,11 +192,58 @@ describe('file store: slices', () => {
     const oldMsgs = store.lookupChannel('old')!.msgs;
     assert.deepEqual([oldMsgs.firstSequence, oldMsgs.count], [6, 1]);
     await store.close();
-    // And what limits dropped stays dropped.
+    // Whole slices that limits dropped stay dropped; the rest is read again (the
+    // reference's behavior: slices of 3, so foo keeps 7..10, bar 7..10, old 4..6).
     store = await open(dir, { sliceMaxMsgs: 3 });
     assert.equal(store.lookupChannel('foo')!.msgs.firstSequence, 7);
-    assert.equal(store.lookupChannel('bar')!.msgs.firstSequence, 9);
-    assert.equal(store.lookupChannel('old')!.msgs.firstSequence, 6);
+    assert.equal(store.lookupChannel('bar')!.msgs.firstSequence, 7);
+    assert.equal(store.lookupChannel('old')!.msgs.firstSequence, 4);
+    await store.close();
+  });
+
+  it('slice_archive_script is given each slice that limits remove, renamed .bak', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'archived.txt');
+    const script = join(dir, 'archive.sh');
+    await writeFile(script, `#!/bin/sh\necho "$1 $2 $3" >> ${log}\nrm -f "$2" "$3"\n`, {
+      mode: 0o755,
+    });
+    const store = await open(dir, {
+      sliceMaxMsgs: 2,
+      sliceArchiveScript: script,
+      limits: { maxMsgs: 3 },
+    });
+    // On disk first: slices dropped in the turn that made them are never written.
+    fill(store, 'foo', 1, 4);
+    await store.flush();
+    fill(store, 'foo', 5, 7);
+    await store.flush();
+    let lines: string[] = [];
+    for (let i = 0; i < 100 && lines.length < 2; i++) {
+      await sleep(20);
+      lines = (await readFile(log, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean);
+    }
+    const foo = join(dir, 'foo');
+    assert.deepEqual(lines, [
+      `foo ${foo}/msgs.1.dat.bak ${foo}/msgs.1.idx.bak`,
+      `foo ${foo}/msgs.2.dat.bak ${foo}/msgs.2.idx.bak`,
+    ]);
+    assert.deepEqual(await slices(dir), ['msgs.3.dat', 'msgs.3.idx', 'msgs.4.dat', 'msgs.4.idx']);
+    await store.close();
+  });
+
+  it('parallel_recovery recovers channels concurrently, each whole', async () => {
+    const dir = await tempDir();
+    let store = await open(dir, { limits: { maxChannels: 0 } });
+    const stored = new Map<string, StoredMsg[]>();
+    for (let i = 0; i < 12; i++) stored.set(`ch${i}`, fill(store, `ch${i}`, 1, 5));
+    await store.close();
+    store = await open(dir, { parallelRecovery: 4, cacheBytes: 0, limits: { maxChannels: 0 } });
+    assert.equal(store.channelCount, 12);
+    for (const [name, msgs] of stored) {
+      for (const m of msgs)
+        assertSameMsg(await store.lookupChannel(name)!.msgs.lookup(m.sequence), m);
+    }
     await store.close();
   });
 
@@ -233,7 +292,7 @@ describe('file store: subscriptions, clients, files', () => {
       if (seq > 3) subs.ack(s.id, seq - 3);
     }
     await store.flush();
-    const size = (await stat(join(dir, 'channels', 'foo', 'subs.dat'))).size;
+    const size = (await stat(join(dir, 'foo', 'subs.dat'))).size;
     assert.ok(size < 8 * 1024, `subs.dat not compacted (${size} bytes)`);
     await store.close();
     store = await open(dir);
@@ -284,7 +343,7 @@ describe('file store: subscriptions, clients, files', () => {
     const { msgs } = store.createChannel('foo');
     // The directory goes away behind the store's back (before the turn ends, when the
     // channel's first writes go out): they fail.
-    rmSync(join(dir, 'channels', 'foo'), { recursive: true });
+    rmSync(join(dir, 'foo'), { recursive: true });
     msgs.store(msg('foo', 1));
     await assert.rejects(store.flush(), /file store: write failed, store stopped: .*ENOENT/);
     assert.throws(() => msgs.store(msg('foo', 2)), /write failed/);
@@ -337,9 +396,11 @@ describe('file store: subscriptions, clients, files', () => {
     await store.close();
     const again = await open(dir);
     assert.equal(again.lookupChannel('foo')!.msgs.count, 1);
+    // Every directory of the root is a channel to the reference: nothing else is left.
+    const dirs = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory());
     assert.deepEqual(
-      (await readdir(join(dir, 'channels'))).filter((n) => n.startsWith('.')),
-      [],
+      dirs.map((e) => e.name),
+      ['foo'],
     );
     await again.close();
   });

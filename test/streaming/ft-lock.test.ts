@@ -53,32 +53,53 @@ describe('SQL store fault-tolerance lock', { skip }, () => {
     }
   });
 
-  it('a stale lock is taken; the old holder is told and can no longer write', async () => {
+  it("a dead holder's lock is taken once its tick stopped moving for the lease", async () => {
+    const source = await database();
+    const b = new SqlStore({ source, lockOwner: 'b', lockTiming: timing });
+    const admin = new pg.Client({ connectionString: source });
+    await admin.connect();
+    try {
+      // Make the tables (b's first try), then a row as a killed server leaves it.
+      assert.equal(await b.tryExclusiveLock(), true);
+      await b.close();
+      await admin.query("UPDATE StoreLock SET id = 'dead', tick = 7");
+      const c = new SqlStore({ source, lockOwner: 'c', lockTiming: timing });
+      try {
+        assert.equal(await c.tryExclusiveLock(), false);
+        await sleep(timing.leaseMs / 2);
+        assert.equal(await c.tryExclusiveLock(), false);
+        await sleep(timing.leaseMs / 2 + 50);
+        assert.equal(await c.tryExclusiveLock(), true);
+        const rows = await admin.query('SELECT id, tick FROM StoreLock');
+        assert.equal((rows.rows[0] as { id: string }).id, 'c');
+      } finally {
+        await c.close();
+      }
+    } finally {
+      await admin.end();
+      await b.close();
+    }
+  });
+
+  it('a holder whose lock was taken is told and can no longer write', async () => {
     const source = await database();
     const { a, lost, admin } = await holderAndAdmin(source);
-    const b = new SqlStore({ source, lockOwner: 'b', lockTiming: timing });
     try {
       assert.equal(await a.tryExclusiveLock(), true);
       const foo = a.createChannel('foo');
       foo.msgs.store(msg('foo', 1));
       await a.flush();
-      // As if a froze: its row goes stale (back-dated), and b takes it.
-      await admin.query(
-        "UPDATE wb_lock SET updated_at = clock_timestamp() - interval '1 hour' WHERE id = 1",
-      );
-      assert.equal(await b.tryExclusiveLock(), true);
+      // Another server stole it (as after a freeze of a longer than the lease).
+      await admin.query("UPDATE StoreLock SET id = 'b', tick = 1");
       foo.msgs.store(msg('foo', 2));
       await assert.rejects(a.flush(), /lost store lock/);
       await sleep(300);
       assert.ok(lost.length > 0, 'a was told it lost the lock');
-      const rows = await admin.query('SELECT first_seq, last_seq FROM wb_msg_blocks');
-      assert.deepEqual(rows.rows, [{ first_seq: '1', last_seq: '1' }]);
-      const owner = await admin.query('SELECT owner FROM wb_lock');
-      assert.equal((owner.rows[0] as { owner: string }).owner, 'b');
+      const rows = await admin.query('SELECT seq FROM Messages');
+      assert.deepEqual(rows.rows, [{ seq: '1' }]);
     } finally {
       await admin.end();
       await a.close();
-      await b.close();
     }
   });
 
@@ -88,12 +109,12 @@ describe('SQL store fault-tolerance lock', { skip }, () => {
       assert.equal(await a.tryExclusiveLock(), true);
       // Block a's refreshes (as a slow or unreachable database would): hold the row.
       await admin.query('BEGIN');
-      await admin.query('SELECT * FROM wb_lock FOR UPDATE');
+      await admin.query('SELECT * FROM StoreLock FOR UPDATE');
       await sleep(timing.leaseMs);
       assert.match(lost[0] ?? '', /could not refresh/);
       await admin.query('ROLLBACK');
       // Even with the row free again, a store that gave the lock up writes nothing.
-      await admin.query("UPDATE wb_lock SET owner = 'c' WHERE id = 1");
+      await admin.query("UPDATE StoreLock SET id = 'c'");
       a.createChannel('foo').msgs.store(msg('foo', 1));
       await assert.rejects(a.flush(), /lost store lock/);
     } finally {

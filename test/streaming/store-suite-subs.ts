@@ -4,17 +4,20 @@ import assert from 'node:assert/strict';
 import { assertStoreError, sub } from './store-fixtures.js';
 import type { SuiteContext } from './store-suite.js';
 
-export function subscriptionTests({ withStore }: SuiteContext): void {
+export function subscriptionTests({ withStore, options }: SuiteContext): void {
+  const storeWide = options.storeWideSubIds === true;
   describe('subscriptions', () => {
     it(
-      'numbers subscriptions from 1 in each channel and keeps their records',
+      storeWide
+        ? 'numbers subscriptions from 1 in the whole store and keeps their records'
+        : 'numbers subscriptions from 1 in each channel and keeps their records',
       withStore({}, (store) => {
         const foo = store.createChannel('foo');
         const bar = store.createChannel('bar');
         const a = foo.subs.create(sub({ inbox: 'a' }));
         const b = foo.subs.create(sub({ inbox: 'b', durableName: 'dur', isDurable: true }));
         const c = bar.subs.create(sub({ inbox: 'c' }));
-        assert.deepEqual([a.id, b.id, c.id], [1, 2, 1]);
+        assert.deepEqual([a.id, b.id, c.id], storeWide ? [1, 2, 3] : [1, 2, 1]);
         assert.deepEqual(
           { ...b },
           { ...sub({ inbox: 'b', durableName: 'dur', isDurable: true }), id: 2 },

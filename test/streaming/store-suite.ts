@@ -32,6 +32,11 @@ export interface StoreSuiteOptions {
    * 0 for memory and SQL, 40 for FILE). Default 0.
    */
   readonly msgOverhead?: number;
+  /**
+   * Subscription IDs unique in the whole store rather than per channel: the
+   * reference's SQL store (its SubsPending rows carry no channel). Default false.
+   */
+  readonly storeWideSubIds?: boolean;
   /** A new, empty store. */
   readonly open: (options: StoreOpenOptions) => Promise<Store>;
   /** Closes `store` and opens its data again with the same options (restart tests). */

@@ -200,6 +200,9 @@ function create(
   queueName: string,
   lastSent: number,
 ): Sub {
+  // A durable queue member's durable name is in its group name ("durable:group"):
+  // its record's own is empty, as in the reference's store.
+  const durableName = queueName === '' ? req.durableName : '';
   const record = channel.store.subs.create({
     clientID: req.clientID,
     qGroup: queueName,
@@ -207,12 +210,12 @@ function create(
     ackInbox: `_INBOX.${nuid.next()}`,
     maxInFlight: req.maxInFlight,
     ackWaitInSecs: req.ackWaitInSecs,
-    durableName: req.durableName,
+    durableName,
     lastSent,
     isDurable: req.durableName !== '',
     isClosed: false,
   });
-  const sub = new Sub(channel, record, req.durableName);
+  const sub = new Sub(channel, record, durableName);
   sub.client = client;
   client.subs.push(sub);
   s.listenAcks(sub);

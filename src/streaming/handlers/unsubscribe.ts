@@ -115,23 +115,22 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
     // member's last_sent becomes the highest sequence it took.
     const seqs = sub.pendingSorted();
     sub.pending.clear();
+    // The group's last sent sequence is kept by its members' records: when the one
+    // leaving holds it and it goes nowhere with the pending ones, another member's
+    // record takes it (as the reference does), or a restart would send it again.
+    const carry = sub.lastSent === group.lastSent && !seqs.includes(group.lastSent);
+    const now = Date.now();
+    for (let i = 0; i < seqs.length; i++) {
+      members[i % members.length]!.adopt(seqs[i]!, now + HANDOVER_DELAY_MS, now);
+    }
     safely(s, () => {
       channel.store.subs.delete(sub.id);
     });
-    const now = Date.now();
-    // As the reference: when the leaving member had the group's last message and
-    // did not hand it over, the first member carries the group's last_sent (the
-    // store's record of the group position; monitoring shows it).
-    let carry = sub.lastSent === group.lastSent;
-    for (let i = 0; i < seqs.length; i++) {
-      if (seqs[i] === group.lastSent) carry = false;
-      members[i % members.length]!.adopt(seqs[i]!, now + HANDOVER_DELAY_MS, now);
-    }
     if (carry) {
-      const first = members[0]!;
-      first.lastSent = group.lastSent;
+      const heir = members[0]!;
+      heir.lastSent = group.lastSent;
       safely(s, () => {
-        channel.store.subs.update(first.record());
+        channel.store.subs.update(heir.record());
       });
     }
     return;
@@ -141,8 +140,10 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
     sub.stalled = false;
     sub.lastSent = group.lastSent;
     group.shadow = sub;
+    // Stored without its client, as the reference stores a shadow: the reference
+    // drops a durable queue subscription whose client is gone as a ghost otherwise.
     safely(s, () => {
-      channel.store.subs.update(sub.record());
+      channel.store.subs.update({ ...sub.record(), clientID: '' });
     });
     return;
   }

@@ -1,13 +1,13 @@
-// A channel of the FILE store: the directory channels/<name>/ with its message log,
-// subs.dat and channel.dat, and the max_inactivity watch.
+// A channel of the FILE store: the directory DIR/<name>/ with its message log and
+// subs.dat, and the max_inactivity watch.
 import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { IoScheduler } from './file-io.js';
-import { StoreFile } from './file-pool.js';
-import { CHANNEL_META } from './file-meta.js';
+import type { StoreFile } from './file-pool.js';
 import { recoverMsgs } from './file-msgs-recover.js';
 import { FileMsgStore, type RecoveredMsgs } from './file-msgs.js';
 import { sliceLimits, type FileStoreTuning } from './file-options.js';
+import { Crc32 } from './file-record.js';
 import { FileSubStore, recoverSubs, SUBS_FILE, type RecoveredSubs } from './file-subs.js';
 import { watchChannelInactivity, type InactivityWatch } from './inactivity.js';
 import type { ChannelLimits } from './limits.js';
@@ -29,7 +29,6 @@ export interface RecoveredChannel {
 export class FileChannel implements ChannelStore {
   readonly msgs: FileMsgStore;
   readonly subs: FileSubStore;
-  private readonly meta: StoreFile;
   private readonly watch: InactivityWatch | undefined;
 
   constructor(
@@ -41,7 +40,6 @@ export class FileChannel implements ChannelStore {
   ) {
     this.watch = watchChannelInactivity(name, limits, ctx.hooks, () => this.subs.hasActive());
     const touch = this.watch?.touch;
-    this.meta = new StoreFile(join(dir, CHANNEL_META));
     this.msgs = new FileMsgStore(
       name,
       dir,
@@ -53,8 +51,8 @@ export class FileChannel implements ChannelStore {
         io: ctx.io,
         tuning: ctx.tuning,
         sliceLimits: sliceLimits(ctx.tuning, limits),
+        crc: Crc32.of(ctx.tuning.crcPoly),
       },
-      this.meta,
       recovered?.msgs,
     );
     this.subs = new FileSubStore(
@@ -71,7 +69,7 @@ export class FileChannel implements ChannelStore {
     this.watch?.stop();
     if (!dead) return [];
     this.msgs.markDeleted();
-    const files = [...this.msgs.files(), this.subs.log.file, this.meta];
+    const files = [...this.msgs.files(), this.subs.log.file];
     for (const f of files) f.dead = true;
     return files;
   }

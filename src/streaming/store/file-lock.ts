@@ -1,174 +1,159 @@
-// The directory lock: one server writes a store at a time. Node has no fcntl lock, so
-// the lock is a file created exclusively (O_EXCL) that names its owner (host, pid and
-// a random id) and whose mtime the owner refreshes every second.
+// The directory lock, the reference's: a POSIX record lock (fcntl F_SETLK, F_WRLCK,
+// whole file) on DIR/.rootdir.lck. The kernel releases it when its owner dies (kill -9
+// included), and nats-streaming-server and wirebus see each other's lock, so both
+// kinds can be members of one fault-tolerance group on a shared directory.
 //
-// The owner is gone when, on this host, its process no longer exists (a kill -9
-// frees the lock at once, as the reference's fcntl lock does), or when the lock has
-// not been refreshed for STALE_MS (another host, or a reused pid). A stale lock is
-// removed and created again; two servers racing for the same stale lock both check,
-// after a short wait, that the file still names them, and the owner checks it on
-// every refresh, so a lost race or a stolen lock is noticed (onLost).
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+// Node has no fcntl, so a small Perl process (perl-base is part of every Debian and
+// macOS) takes the lock and holds it for us. It reads its stdin: when this process
+// ends, however it ends, the pipe closes, the helper exits and the kernel frees the
+// lock. Protocol, one line each: "busy PID" (held by process PID), "locked", or
+// "error TEXT". In `wait` mode it keeps trying every 250 ms after "busy".
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { createInterface } from 'node:readline';
 
 export const LOCK_FILE = '.rootdir.lck';
-const REFRESH_MS = 1000;
-const STALE_MS = 10_000;
-const RACE_CHECK_MS = 50;
 
-/** Lock ids held by stores of this process: a same-pid lock not listed here is stale. */
-const heldHere = new Set<string>();
+// struct flock: Linux (x86_64, aarch64) { short type, whence; off_t start, len; pid_t pid }
+// with padding; the BSDs and macOS { off_t start, len; pid_t pid; short type, whence }.
+const FLOCK_PACK = process.platform === 'linux' ? "'s s x4 q q i x4'" : "'q q i s s'";
+const FLOCK_ARGS =
+  process.platform === 'linux' ? '(F_WRLCK, SEEK_SET, 0, 0, 0)' : '(0, 0, 0, F_WRLCK, SEEK_SET)';
+const FLOCK_PID = process.platform === 'linux' ? 4 : 2;
 
-interface LockOwner {
-  readonly id: string;
-  readonly host: string;
-  readonly pid: number;
-  readonly since: string;
+const HELPER = `
+use strict; use Fcntl qw(F_SETLK F_GETLK F_WRLCK SEEK_SET O_RDWR O_CREAT);
+$| = 1;
+my ($path, $mode) = @ARGV;
+sysopen(my $fh, $path, O_RDWR | O_CREAT, 0666) or do { print "error $!\\n"; exit 2 };
+my $req = pack(${FLOCK_PACK}, ${FLOCK_ARGS});
+my $said = 0;
+while (1) {
+  last if fcntl($fh, F_SETLK, $req);
+  if (!$said) {
+    my $q = $req; my $pid = 0;
+    if (fcntl($fh, F_GETLK, $q)) { $pid = (unpack(${FLOCK_PACK}, $q))[${FLOCK_PID}]; }
+    print "busy $pid\\n"; $said = 1;
+  }
+  exit 1 if $mode ne 'wait';
+  my $rin = ''; vec($rin, fileno(STDIN), 1) = 1;
+  if (select(my $r = $rin, undef, undef, 0.25) > 0) {
+    my $buf; exit 0 if !sysread(STDIN, $buf, 64);
+  }
 }
+print "locked\\n";
+my $buf; while (sysread(STDIN, $buf, 64)) {}
+exit 0;
+`;
 
 export class DirLock {
   readonly path: string;
-  private readonly me: LockOwner;
+  private helper: ChildProcess | undefined;
   private held = false;
-  private timer: NodeJS.Timeout | undefined;
+  private waiting: Promise<void> | undefined;
+  private holderPid = 0;
+  private releasing = false;
 
   constructor(
     dir: string,
     private readonly onLost: (owner: string) => void,
   ) {
     this.path = join(dir, LOCK_FILE);
-    this.me = {
-      id: randomBytes(9).toString('base64url'),
-      host: hostname(),
-      pid: process.pid,
-      since: new Date().toISOString(),
-    };
   }
 
   get isHeld(): boolean {
     return this.held;
   }
 
-  /** True if this store holds the lock now; false if another live server does. */
-  async tryLock(): Promise<boolean> {
+  /**
+   * True if this store holds the lock now; false if another process does. With
+   * `wait`, a helper stays behind and keeps trying: a later call returns true once it
+   * has the lock (a fault-tolerance standby polls this way without a process a poll).
+   */
+  async tryLock(wait = false): Promise<boolean> {
     if (this.held) return true;
-    if (await this.create()) return this.acquired();
-    const owner = await this.readOwner();
-    if (!(await this.isStale(owner))) return false;
-    // Stale: remove it and race for a fresh one.
-    await unlink(this.path).catch(ignoreMissing);
-    if (!(await this.create())) return false;
-    await sleep(RACE_CHECK_MS);
-    if ((await this.readOwner())?.id !== this.me.id) return false;
-    return this.acquired();
+    if (this.helper === undefined) await this.start(wait ? 'wait' : 'try');
+    else if (this.waiting !== undefined) await Promise.race([this.waiting, Promise.resolve()]);
+    return this.held;
   }
 
   /** Who holds the lock, for error messages. */
-  async describeOwner(): Promise<string> {
-    const o = await this.readOwner();
-    return o === undefined ? 'an unknown process' : `pid ${o.pid} on host ${o.host}`;
+  describeOwner(): string {
+    return this.holderPid > 0 ? `pid ${this.holderPid}` : 'an unknown process';
   }
 
   async release(): Promise<void> {
-    if (!this.held) return;
-    this.stopRefresh();
+    const h = this.helper;
+    this.helper = undefined;
     this.held = false;
-    heldHere.delete(this.me.id);
-    if ((await this.readOwner())?.id === this.me.id) await unlink(this.path).catch(ignoreMissing);
+    this.waiting = undefined;
+    if (h === undefined || h.exitCode !== null || h.signalCode !== null) return;
+    this.releasing = true;
+    h.ref();
+    const exited = new Promise<void>((resolve) => h.once('exit', () => resolve()));
+    h.stdin?.end();
+    await exited;
+    this.releasing = false;
   }
 
-  private acquired(): boolean {
-    this.held = true;
-    heldHere.add(this.me.id);
-    this.timer = setInterval(() => {
-      void this.refresh();
-    }, REFRESH_MS);
-    this.timer.unref();
-    return true;
-  }
-
-  private stopRefresh(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private async refresh(): Promise<void> {
-    if (!this.held) return;
-    const owner = await this.readOwner();
-    // Released while reading.
-    if (!this.isHeld) return;
-    if (owner?.id !== this.me.id) {
-      this.held = false;
-      heldHere.delete(this.me.id);
-      this.stopRefresh();
-      this.onLost(owner === undefined ? 'nobody' : `pid ${owner.pid} on host ${owner.host}`);
-      return;
-    }
-    const now = new Date();
-    await utimes(this.path, now, now).catch(() => undefined);
-  }
-
-  private async create(): Promise<boolean> {
+  private start(mode: 'try' | 'wait'): Promise<void> {
+    let child: ChildProcess;
     try {
-      await writeFile(this.path, JSON.stringify(this.me) + '\n', { flag: 'wx', mode: 0o644 });
-      return true;
+      child = spawn('perl', ['-e', HELPER, this.path, mode], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
+      return Promise.reject(lockUnavailable(err));
     }
-  }
-
-  private async readOwner(): Promise<LockOwner | undefined> {
-    try {
-      const parsed: unknown = JSON.parse(await readFile(this.path, 'utf8'));
-      if (typeof parsed !== 'object' || parsed === null) return undefined;
-      const o = parsed as Record<string, unknown>;
-      if (typeof o.id !== 'string' || typeof o.host !== 'string' || typeof o.pid !== 'number') {
-        return undefined;
-      }
-      return { id: o.id, host: o.host, pid: o.pid, since: String(o.since) };
-    } catch {
-      // Missing, or half written by a creator that died: treated as no owner.
-      return undefined;
-    }
-  }
-
-  private async isStale(owner: LockOwner | undefined): Promise<boolean> {
-    // Unreadable: a creator that died while writing it, or one still writing it (young).
-    const maxAge = owner === undefined ? REFRESH_MS : STALE_MS;
-    if (owner !== undefined && owner.host === this.me.host) {
-      if (owner.pid === process.pid) return !heldHere.has(owner.id);
-      if (!processExists(owner.pid)) return true;
-    }
-    try {
-      const { mtimeMs } = await stat(this.path);
-      return Date.now() - mtimeMs > maxAge;
-    } catch {
-      return true;
-    }
+    this.helper = child;
+    const lines = createInterface({ input: child.stdout! });
+    return new Promise<void>((resolve, reject) => {
+      let first = true;
+      const settle = (err?: Error): void => {
+        if (!first) return;
+        first = false;
+        // Once answered, the helper must not keep the event loop alive: the store
+        // releases it on close (and it ends with this process anyway).
+        child.unref();
+        (child.stdout as { unref?: () => void } | null)?.unref?.();
+        (child.stdin as { unref?: () => void } | null)?.unref?.();
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      child.once('error', (err) => {
+        this.helper = undefined;
+        settle(lockUnavailable(err));
+      });
+      child.once('exit', (code) => {
+        if (this.helper === child) this.helper = undefined;
+        lines.close();
+        const wasHeld = this.held;
+        this.held = false;
+        if (wasHeld && !this.releasing) this.onLost('nobody (the lock helper ended)');
+        settle(code === 1 ? undefined : new Error(`file store: lock helper exited (${code})`));
+      });
+      lines.on('line', (line) => {
+        if (line === 'locked') {
+          this.held = true;
+          this.waiting = undefined;
+          settle();
+        } else if (line.startsWith('busy ')) {
+          // Answered here, not at the exit: the exit may come before this line is read.
+          this.holderPid = Number(line.slice(5)) || 0;
+          if (mode === 'wait') {
+            this.waiting = new Promise<void>((r) => lines.once('line', () => r()));
+          }
+          settle();
+        } else if (line.startsWith('error ')) {
+          settle(new Error(`file store: cannot open ${this.path}: ${line.slice(6)}`));
+        }
+      });
+    });
   }
 }
 
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists, owned by another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A killed process whose parent has not reaped it yet still answers signal 0.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
-
-function ignoreMissing(err: unknown): void {
-  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+function lockUnavailable(err: unknown): Error {
+  return new Error(
+    `file store: cannot take the directory lock: perl is needed for it (${String(err)})`,
+  );
 }

@@ -7,6 +7,7 @@ import { AppendFile, type IoScheduler } from './file-io.js';
 import { replaceFile } from './file-meta.js';
 import type { FileStoreTuning } from './file-options.js';
 import {
+  Crc32,
   FILE_HEADER_SIZE,
   MAX_TYPED_SIZE,
   RECORD_HEADER_SIZE,
@@ -14,12 +15,10 @@ import {
   fileHeader,
   putRecord,
   copySmall,
-  crcBytes,
   putVarint,
-  recordCrc,
   typedSize,
 } from './file-record.js';
-import { cutOrRefuse, FileReader } from './file-scan.js';
+import { cutOrRefuse, cutZeros, FileReader } from './file-scan.js';
 
 /** Writes live state as records into `out` (compaction). */
 export type Snapshot = (out: RecordSink) => void;
@@ -33,14 +32,13 @@ export interface RecordSink {
 const UPDATE_MAX = 2 + 2 * 10;
 const scratch = Buffer.alloc(UPDATE_MAX);
 
-const EMPTY = Buffer.alloc(0);
-
 export class TypedLog implements RecordSink {
   readonly file: AppendFile;
   /** Records in the file now, obsolete ones included. */
   private records: number;
   private compacting = false;
-  private lastCompact = Date.now();
+  private lastCompact = 0;
+  private readonly crc: Crc32;
 
   constructor(
     path: string,
@@ -52,6 +50,7 @@ export class TypedLog implements RecordSink {
     /** Records a compaction would write. */
     private readonly liveRecords: () => number,
   ) {
+    this.crc = Crc32.of(tuning.crcPoly);
     this.file = new AppendFile(path, size, io);
     if (size === 0) this.file.append(fileHeader());
     this.records = records;
@@ -63,7 +62,7 @@ export class TypedLog implements RecordSink {
     }
     const f = this.file;
     const n = RECORD_HEADER_SIZE + payload.length;
-    putRecord(f.room(n), f.pos, typedSize(type, payload.length), payload);
+    putRecord(f.room(n), f.pos, typedSize(type, payload.length), payload, this.crc);
     f.commit(n);
     this.added();
   }
@@ -79,7 +78,7 @@ export class TypedLog implements RecordSink {
     const buf = f.room(RECORD_HEADER_SIZE + len);
     const pos = f.pos;
     buf.writeUInt32LE(field, pos);
-    buf.writeUInt32LE(crcBytes(scratch, 0, len, recordCrc(field, EMPTY)), pos + 4);
+    buf.writeUInt32LE(this.crc.bytes(scratch, 0, len), pos + 4);
     copySmall(scratch, 0, buf, pos + RECORD_HEADER_SIZE, len);
     f.commit(RECORD_HEADER_SIZE + len);
     this.added();
@@ -111,7 +110,7 @@ export class TypedLog implements RecordSink {
       const sink: RecordSink = {
         record: (type, payload) => {
           const b = Buffer.allocUnsafe(RECORD_HEADER_SIZE + payload.length);
-          putRecord(b, 0, typedSize(type, payload.length), payload);
+          putRecord(b, 0, typedSize(type, payload.length), payload, this.crc);
           chunks.push(b);
           size += b.length;
           records++;
@@ -160,7 +159,8 @@ export async function replayLog(
   try {
     const fileSize = (await h.stat()).size;
     if (fileSize === 0) return { size: 0, records: 0 };
-    const reader = new FileReader(h, fileSize, 0, tuning.readBufferSize, true);
+    const crc = Crc32.of(tuning.crcPoly);
+    const reader = new FileReader(h, fileSize, 0, tuning.readBufferSize, true, crc);
     if (fileSize < FILE_HEADER_SIZE) {
       reader.bad = { offset: 0, eof: true, reason: 'unexpected end of file (file header)' };
     } else {
@@ -177,6 +177,9 @@ export async function replayLog(
         break;
       }
       records++;
+    }
+    if (reader.zeroAt !== undefined) {
+      return { size: await cutZeros(h, path, fileSize, reader.zeroAt, warn), records };
     }
     if (reader.bad === undefined) return { size: fileSize, records };
     const size = await cutOrRefuse(h, path, fileSize, reader.bad, tuning.truncateBadEof, warn);

@@ -8,10 +8,11 @@ import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import Long from 'long';
 import type { IoScheduler } from './file-io.js';
-import { readFirstSeq, replaceFile, CHANNEL_META } from './file-meta.js';
+import { replaceFile } from './file-meta.js';
 import type { RecoveredMsgs } from './file-msgs.js';
 import type { FileStoreTuning } from './file-options.js';
 import {
+  Crc32,
   FILE_HEADER_SIZE,
   FileStoreError,
   INDEX_RECORD_SIZE,
@@ -23,7 +24,7 @@ import {
   putIndexRecord,
   scanMsgProto,
 } from './file-record.js';
-import { cutOrRefuse, FileReader, type BadRecord } from './file-scan.js';
+import { cutOrRefuse, cutZeros, FileReader, type BadRecord } from './file-scan.js';
 import { datName, idxName, Slice } from './file-slice.js';
 
 const SLICE_FILE = /^msgs\.([1-9][0-9]*)\.(dat|idx)$/;
@@ -57,21 +58,9 @@ export async function recoverMsgs(dir: string, ctx: RecoverContext): Promise<Rec
     const slice = await recoverSlice(dir, num, prevLast, ctx);
     if (slice !== undefined) slices.push(slice);
   }
-  let first = (await readFirstSeq(join(dir, CHANNEL_META))) ?? 0;
-  // Slices wholly before the saved first sequence were being removed: finish it. The
-  // last one stays: its records carry the last sequence.
-  while (slices.length > 1 && slices[0]!.lastSeq < first) {
-    const gone = slices.shift()!;
-    await unlinkQuietly(gone.dat.path);
-    await unlinkQuietly(gone.idx.path);
-  }
-  const head = slices[0];
-  if (head !== undefined) {
-    first = Math.max(first, head.firstSeq);
-    for (let seq = head.firstSeq; seq < first && seq <= head.lastSeq; seq++) {
-      head.liveBytes -= head.sizeOf(seq) + MSG_OVERHEAD;
-    }
-  }
+  // As the reference: every slice's messages count again, and the channel's limits,
+  // applied by the store, drop the oldest down to them.
+  const first = slices[0]?.firstSeq ?? 0;
   // Only the head and the tail keep their index in memory.
   for (let i = 1; i < slices.length - 1; i++) slices[i]!.index = undefined;
   return { slices, first, nextNum };
@@ -98,7 +87,9 @@ async function recoverSlice(
     const scan = new SliceScan(dat, datSize, idx, idxPath, prevLast, ctx);
     await scan.run(datPath);
     let size = datSize;
-    if (scan.bad !== undefined) {
+    if (scan.zeroAt !== undefined) {
+      size = await cutZeros(dat, datPath, datSize, scan.zeroAt, ctx.warn);
+    } else if (scan.bad !== undefined) {
       size = await cutOrRefuse(
         dat,
         datPath,
@@ -124,11 +115,12 @@ async function recoverSlice(
       }
       await replaceFile(idxPath, [fileHeader(), indexBytes]);
     }
-    const slice = new Slice(num, dir, ctx.io, size, FILE_HEADER_SIZE + indexBytes.length);
+    const slice = new Slice(num, dir, ctx.io, size, FILE_HEADER_SIZE + indexBytes.length, scan.crc);
     slice.index = indexBytes;
     slice.firstSeq = scan.firstSeq;
     slice.count = scan.count;
     slice.liveBytes = scan.bytes;
+    slice.totalBytes = scan.bytes;
     slice.firstTsHigh = scan.firstTsHigh;
     slice.firstTsLow = scan.firstTsLow;
     slice.lastTsHigh = scan.lastTsHigh;
@@ -157,6 +149,8 @@ class SliceScan {
   /** Record number from which the index comes from the .dat, if it does. */
   rebuildFrom: number | undefined;
   bad: BadRecord | undefined;
+  zeroAt: number | undefined;
+  readonly crc: Crc32;
   private readonly parsed = { seq: 0, tsLow: 0, tsHigh: 0 };
 
   constructor(
@@ -166,7 +160,9 @@ class SliceScan {
     private readonly idxPath: string,
     private readonly prevLast: number,
     private readonly ctx: RecoverContext,
-  ) {}
+  ) {
+    this.crc = Crc32.of(ctx.tuning.crcPoly);
+  }
 
   async run(datPath: string): Promise<void> {
     if (this.datSize < FILE_HEADER_SIZE) {
@@ -174,7 +170,7 @@ class SliceScan {
       return;
     }
     const window = this.ctx.tuning.readBufferSize;
-    const reader = new FileReader(this.dat, this.datSize, 0, window, false);
+    const reader = new FileReader(this.dat, this.datSize, 0, window, false, this.crc);
     try {
       checkFileHeader(await reader.bytes(0, FILE_HEADER_SIZE), datPath);
     } catch (err) {
@@ -196,7 +192,7 @@ class SliceScan {
       ) {
         const ib = await idxReader.bytes(FILE_HEADER_SIZE + this.count * INDEX_RECORD_SIZE, 32);
         if (
-          indexRecordValid(ib, 0) &&
+          indexRecordValid(ib, 0, this.crc) &&
           getU64(ib, 8) === rec.offset &&
           ib.readUInt32LE(24) === rec.payload.length
         ) {
@@ -225,12 +221,13 @@ class SliceScan {
       this.add(p.seq, rec.offset, p.tsLow, p.tsHigh, rec.payload.length);
     }
     this.bad = reader.bad;
+    this.zeroAt = reader.zeroAt;
   }
 
   private async openIndex(window: number): Promise<FileReader | undefined> {
     if (this.idx === undefined) return undefined;
     const size = (await this.idx.stat()).size;
-    const reader = new FileReader(this.idx, size, 0, window, false);
+    const reader = new FileReader(this.idx, size, 0, window, false, this.crc);
     if (size < FILE_HEADER_SIZE) return undefined;
     try {
       checkFileHeader(await reader.bytes(0, FILE_HEADER_SIZE), this.idxPath);
@@ -249,7 +246,7 @@ class SliceScan {
       this.index.copy(grown, 0, 0, at);
       this.index = grown;
     }
-    putIndexRecord(this.index, at, seq, offset, tsLow, tsHigh, size);
+    putIndexRecord(this.index, at, seq, offset, tsLow, tsHigh, size, this.crc);
     if (this.count === 0) {
       this.firstSeq = seq;
       this.firstTsHigh = tsHigh;

@@ -12,12 +12,13 @@ import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
 import { blockEnd, readBlock, type ReadBlock } from './file-read.js';
-import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
+import { MSG_OVERHEAD } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
 import { MsgStoreBase } from './msg-store-base.js';
 import type { StoredMsg } from './types.js';
-import { writeFirstSeq } from './file-meta.js';
+import { archiveSlice } from './file-archive.js';
+import type { Crc32 } from './file-record.js';
 
 export interface FileMsgContext {
   readonly isClosed: () => boolean;
@@ -26,6 +27,7 @@ export interface FileMsgContext {
   readonly io: IoScheduler;
   readonly tuning: FileStoreTuning;
   readonly sliceLimits: SliceLimits;
+  readonly crc: Crc32;
 }
 
 /** What recovery found for a channel. */
@@ -39,6 +41,9 @@ const RING_MIN = 1024;
 const RING_MAX = 65536;
 const READ_BLOCKS = 4;
 const RESIDENT_EXTRA = 2;
+// Offsets are kept below what a Buffer can address, so any slice can be read back
+// with one positioned read per record, whatever slice_max_bytes says.
+const HARD_SLICE_BYTES = 2 ** 31 - 2 ** 26;
 
 export class FileMsgStore extends MsgStoreBase {
   private slices: Slice[];
@@ -53,7 +58,6 @@ export class FileMsgStore extends MsgStoreBase {
   private reads: { slice: Slice; from: number; to: number; done: Promise<ReadBlock> }[] = [];
   private useClock = 0;
   private readonly used = new WeakMap<Slice, number>();
-  private firstDirty = false;
   private deleted = false;
 
   constructor(
@@ -61,8 +65,6 @@ export class FileMsgStore extends MsgStoreBase {
     readonly dir: string,
     limits: ChannelLimits,
     private readonly ctx: FileMsgContext,
-    /** channel.dat: the first sequence, so limits do not come undone after a restart. */
-    private readonly metaFile: StoreFile,
     recovered: RecoveredMsgs | undefined,
   ) {
     super(channel, limits, ctx.isClosed, ctx.warn);
@@ -104,7 +106,7 @@ export class FileMsgStore extends MsgStoreBase {
       this.ringCount = 0;
       this.ringBytes = 0;
     }
-    if (tail === undefined || this.isFull(tail, RECORD_HEADER_SIZE + encoded.length)) {
+    if (tail === undefined || this.isFull(tail)) {
       tail = this.newSlice();
     }
     const ts = msg.timestamp;
@@ -156,7 +158,6 @@ export class FileMsgStore extends MsgStoreBase {
     this.ringBytes = 0;
     this.ring.fill(undefined);
     this.blocks = [];
-    this.markFirstDirty();
   }
 
   /** The channel is deleted: queued file work on its (old) paths is skipped. */
@@ -172,18 +173,22 @@ export class FileMsgStore extends MsgStoreBase {
 
   // ---- slices ------------------------------------------------------------------
 
-  private isFull(tail: Slice, recLen: number): boolean {
+  // The reference's test, before each store: the slice is full once it holds the
+  // limit (messages, or bytes counted as +40 each, dropped ones included) or its
+  // first message is that old.
+  private isFull(tail: Slice): boolean {
     if (tail.count === 0) return false;
     const l = this.ctx.sliceLimits;
     return (
       (l.maxMsgs > 0 && tail.count >= l.maxMsgs) ||
-      tail.dat.size + recLen > l.maxBytes ||
+      (l.maxBytes > 0 && tail.totalBytes >= l.maxBytes) ||
+      tail.dat.size >= HARD_SLICE_BYTES ||
       (l.maxAge > 0 && Date.now() - tail.createdAt >= l.maxAge)
     );
   }
 
   private newSlice(): Slice {
-    const slice = new Slice(this.nextNum++, this.dir, this.ctx.io, 0, 0);
+    const slice = new Slice(this.nextNum++, this.dir, this.ctx.io, 0, 0, this.ctx.crc);
     this.slices.push(slice);
     this.trimResident();
     return slice;
@@ -202,9 +207,10 @@ export class FileMsgStore extends MsgStoreBase {
       // channel's by now, and the whole old directory is removed anyway.
       if (this.deleted) return;
       try {
-        for (const f of [slice.dat, slice.idx]) {
-          await io.pool.close(f);
-          await unlinkQuietly(f.path);
+        for (const f of [slice.dat, slice.idx]) await io.pool.close(f);
+        const script = this.ctx.tuning.sliceArchiveScript;
+        if (script === '' || !(await archiveSlice(script, this.channel, slice, this.ctx.warn))) {
+          for (const f of [slice.dat, slice.idx]) await unlinkQuietly(f.path);
         }
         io.dirChanged(this.dir);
       } catch (err) {
@@ -296,7 +302,14 @@ export class FileMsgStore extends MsgStoreBase {
     if (slice.index === undefined) await this.loadIndex(slice);
     const t = this.ctx.tuning;
     const to = blockEnd(slice, seq, t.readBufferSize);
-    const done = readBlock(this.ctx.io, slice, seq, to, t.crc, this.ctx.warn);
+    const done = readBlock(
+      this.ctx.io,
+      slice,
+      seq,
+      to,
+      t.crc ? this.ctx.crc : undefined,
+      this.ctx.warn,
+    );
     // Lookups of the following messages wait for this read instead of starting theirs.
     const entry = { slice, from: seq, to, done };
     this.reads.push(entry);
@@ -349,7 +362,6 @@ export class FileMsgStore extends MsgStoreBase {
     this.size -= head.liveBytes;
     this.dropSlice(head);
     this.first = this.slices[0]!.firstSeq;
-    this.markFirstDirty();
   }
 
   // Dropping a message moves first_seq; once all are gone first = last + 1.
@@ -368,16 +380,6 @@ export class FileMsgStore extends MsgStoreBase {
       this.dropSlice(head);
       this.first = this.slices[0]!.firstSeq;
     }
-    this.markFirstDirty();
-  }
-
-  private markFirstDirty(): void {
-    if (this.firstDirty) return;
-    this.firstDirty = true;
-    this.ctx.io.addTask(async () => {
-      this.firstDirty = false;
-      if (!this.deleted) await writeFirstSeq(this.ctx.io, this.metaFile, this.first);
-    });
   }
 
   private headTs(): { high: number; low: number } {

@@ -12,6 +12,8 @@
 //   fdsLimit          --file_fds_limit             fds_limit            0 (built-in cap)
 //   truncateBadEof    --file_truncate_bad_eof      truncate_bad_eof     false
 //   crc               --file_crc                   crc                  true
+//   crcPoly           --file_crc_poly              crc_poly             0xedb88320 (IEEE)
+//   sliceArchiveScript --file_slice_archive_script slice_archive_script ''
 //   compact           --file_compact_enabled       compact              true
 //   compactFrag       --file_compact_frag          compact_frag         50 (%)
 //   compactInterval   --file_compact_interval      compact_interval     300 s
@@ -21,6 +23,7 @@
 //   parallelRecovery  --file_parallel_recovery     parallel_recovery    1
 //
 // Durations are milliseconds here, as everywhere in the store layer.
+import { CRC_IEEE } from './file-record.js';
 import type { StoreLimitsConfig } from './limits.js';
 import type { ResolvedLimits } from './limits.js';
 import type { StoreHooks } from './types.js';
@@ -47,8 +50,15 @@ export interface FileStoreTuning {
    * crash, or damage) instead of refusing to start. What was cut is logged.
    */
   readonly truncateBadEof: boolean;
-  /** Check the CRC of message records read back from disk after recovery. */
+  /** Check the CRC of records read back from disk (recovery included, as the reference). */
   readonly crc: boolean;
+  /** CRC32 polynomial, reversed form as Go's crc32.MakeTable takes it (the reference's). */
+  readonly crcPoly: number;
+  /**
+   * Run with (channel, dat, idx) when limits remove a slice, its files first renamed
+   * with a `.bak` suffix: the script archives or removes them. '' removes them.
+   */
+  readonly sliceArchiveScript: string;
   /** Rewrite subs.dat and clients.dat once they are mostly obsolete records. */
   readonly compact: boolean;
   /** Percentage of obsolete records that triggers a compaction. */
@@ -88,6 +98,8 @@ export const DEFAULT_FILE_STORE_TUNING: FileStoreTuning = Object.freeze({
   fdsLimit: 0,
   truncateBadEof: false,
   crc: true,
+  crcPoly: CRC_IEEE,
+  sliceArchiveScript: '',
   compact: true,
   compactFrag: 50,
   compactInterval: 300_000,
@@ -114,7 +126,7 @@ export function resolveFileTuning(o: Partial<FileStoreTuning>): FileStoreTuning 
   const t: FileStoreTuning = { ...DEFAULT_FILE_STORE_TUNING };
   for (const key of Object.keys(DEFAULT_FILE_STORE_TUNING) as (keyof FileStoreTuning)[]) {
     const v = o[key];
-    if (v !== undefined) (t as Record<keyof FileStoreTuning, number | boolean>)[key] = v;
+    if (v !== undefined) (t as Record<keyof FileStoreTuning, number | boolean | string>)[key] = v;
   }
   for (const key of NON_NEGATIVE) {
     const v = t[key];
@@ -124,6 +136,9 @@ export function resolveFileTuning(o: Partial<FileStoreTuning>): FileStoreTuning 
   }
   if (!(t.compactFrag >= 0 && t.compactFrag <= 100)) {
     throw new Error(`file store: option compactFrag must be between 0 and 100 (${t.compactFrag})`);
+  }
+  if (!Number.isSafeInteger(t.crcPoly) || t.crcPoly < 1 || t.crcPoly > 0xffffffff) {
+    throw new Error(`file store: crc polynomial should be between 1 and 4294967295 (${t.crcPoly})`);
   }
   for (const key of ['bufferSize', 'readBufferSize', 'parallelRecovery'] as const) {
     if (!Number.isSafeInteger(t[key]) || t[key] < 1) {
@@ -140,10 +155,6 @@ export interface SliceLimits {
   readonly maxAge: number;
 }
 
-// A slice's offsets are stored in 64 bits but kept below what a Buffer can address,
-// so any slice can be read back with one positioned read per record.
-const HARD_SLICE_BYTES = 2 ** 31;
-
 export function sliceLimits(
   t: FileStoreTuning,
   channel: { maxMsgs: number; maxBytes: number; maxAge: number },
@@ -151,10 +162,9 @@ export function sliceLimits(
   let { sliceMaxMsgs: maxMsgs, sliceMaxBytes: maxBytes, sliceMaxAge: maxAge } = t;
   if (maxMsgs === 0 && maxBytes === 0 && maxAge === 0) {
     // The reference derives them so that limits drop a quarter of a channel at a time.
-    maxMsgs = Math.floor(channel.maxMsgs / 4);
-    maxBytes = Math.floor(channel.maxBytes / 4);
+    maxMsgs = channel.maxMsgs > 0 ? Math.max(1, Math.floor(channel.maxMsgs / 4)) : 0;
+    maxBytes = channel.maxBytes > 0 ? Math.max(1, Math.floor(channel.maxBytes / 4)) : 0;
     maxAge = channel.maxAge > 0 ? Math.max(1000, Math.floor(channel.maxAge / 4)) : 0;
   }
-  if (maxBytes === 0 || maxBytes > HARD_SLICE_BYTES) maxBytes = HARD_SLICE_BYTES;
   return { maxMsgs, maxBytes, maxAge };
 }

@@ -4,7 +4,7 @@
 // sequential blocks instead of one small read per message.
 import Long from 'long';
 import type { IoScheduler } from './file-io.js';
-import { RECORD_HEADER_SIZE, recordCrc } from './file-record.js';
+import { type Crc32, RECORD_HEADER_SIZE } from './file-record.js';
 import type { Slice } from './file-slice.js';
 import type { StoredMsg } from './types.js';
 
@@ -37,7 +37,7 @@ export async function readBlock(
   slice: Slice,
   seq: number,
   to: number,
-  crc: boolean,
+  crc: Crc32 | undefined,
   warn: (text: string) => void,
 ): Promise<ReadBlock> {
   const start = slice.offsetOf(seq);
@@ -67,7 +67,10 @@ export async function readBlock(
     const size = slice.sizeOf(s);
     const field = buf.readUInt32LE(pos);
     const encoded = buf.subarray(pos + RECORD_HEADER_SIZE, pos + RECORD_HEADER_SIZE + size);
-    if (field !== size || (crc && recordCrc(field, encoded) !== buf.readUInt32LE(pos + 4))) {
+    if (
+      field !== size ||
+      (crc !== undefined && crc.bytes(encoded, 0, size) !== buf.readUInt32LE(pos + 4))
+    ) {
       warn(
         `file store: corrupt record for message ${s} in ${slice.dat.path} at offset ${start + pos}`,
       );

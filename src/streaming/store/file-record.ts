@@ -1,12 +1,11 @@
-// Record framing of the FILE store (see FILE-FORMAT.md): the 8-byte file header,
-// length + CRC32 framed records, the 32-byte index record, and the errors recovery
-// raises with the file and offset they concern.
+// Record framing of the FILE store, the reference's (see FILE-FORMAT.md): the 4-byte
+// file version, size + CRC32 framed records, the 32-byte index record, and the errors
+// recovery raises with the file and offset they concern.
 import { crc32 } from 'node:zlib';
 
-/** "WBFS" + format version, little-endian: the first 8 bytes of every data file. */
-export const FILE_MAGIC = 0x53464257;
+/** Every file starts with its format version, a little-endian uint32 (the reference's 1). */
 export const FORMAT_VERSION = 1;
-export const FILE_HEADER_SIZE = 8;
+export const FILE_HEADER_SIZE = 4;
 /** Size field + CRC field in front of every record. */
 export const RECORD_HEADER_SIZE = 8;
 export const INDEX_RECORD_SIZE = 32;
@@ -16,6 +15,8 @@ export const MSG_OVERHEAD = RECORD_HEADER_SIZE + INDEX_RECORD_SIZE;
 export const MAX_TYPED_SIZE = 0xffffff;
 /** Nothing bigger is ever written: a larger size field is damage, not a record. */
 export const MAX_RECORD_SIZE = 0x7fffffff;
+/** The reference's default polynomial (Go's crc32.IEEE, reversed form). */
+export const CRC_IEEE = 0xedb88320;
 
 export type FileStoreErrorCode = 'CORRUPT' | 'TRUNCATED' | 'VERSION' | 'LOCKED' | 'IO';
 
@@ -33,64 +34,74 @@ export class FileStoreError extends Error {
   }
 }
 
+const HEADER = Buffer.from([FORMAT_VERSION, 0, 0, 0]);
+
 export function fileHeader(): Buffer {
-  const b = Buffer.allocUnsafe(FILE_HEADER_SIZE);
-  b.writeUInt32LE(FILE_MAGIC, 0);
-  b.writeUInt32LE(FORMAT_VERSION, 4);
-  return b;
+  return Buffer.from(HEADER);
 }
 
-/** Throws unless `b` starts with a header of this format version. */
+/** Throws unless `b` starts with a version this store reads (the reference's check). */
 export function checkFileHeader(b: Buffer, path: string): void {
-  if (b.length < FILE_HEADER_SIZE || b.readUInt32LE(0) !== FILE_MAGIC) {
-    throw new FileStoreError('CORRUPT', `file store: ${path} is not a wirebus store file`, path, 0);
+  if (b.length < FILE_HEADER_SIZE) {
+    throw new FileStoreError(
+      'CORRUPT',
+      `file store: ${path}: unable to verify file version`,
+      path,
+      0,
+    );
   }
-  const version = b.readUInt32LE(4);
-  if (version !== FORMAT_VERSION) {
+  const version = b.readUInt32LE(0);
+  if (version === 0 || version > FORMAT_VERSION) {
     throw new FileStoreError(
       'VERSION',
-      `file store: ${path} has format version ${version}, this server reads version ${FORMAT_VERSION}`,
+      `file store: ${path}: unsupported file version: ${version} (supports [1..${FORMAT_VERSION}])`,
       path,
-      4,
+      0,
     );
   }
 }
 
-// CRC32 (IEEE), table-driven, for the few bytes of size fields, index records and
-// subscription updates: a call into zlib costs ~100 ns before it reads a byte, this
-// loop ~4 ns a byte. Longer payloads go to zlib.crc32 (same polynomial).
-const CRC_TABLE = new Int32Array(256);
-for (let i = 0; i < 256; i++) {
-  let c = i;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  CRC_TABLE[i] = c;
+/**
+ * CRC32 with the reference's configurable polynomial (file_crc_poly, Go's
+ * crc32.MakeTable: the reversed form). Records carry the CRC of their payload only.
+ * Table-driven for short inputs: a call into zlib costs ~100 ns before it reads a
+ * byte, this loop ~4 ns a byte; longer IEEE payloads go to zlib.crc32.
+ */
+export class Crc32 {
+  private readonly table = new Int32Array(256);
+  private readonly ieee: boolean;
+
+  private constructor(readonly poly: number) {
+    this.ieee = poly === CRC_IEEE;
+    for (let i = 0; i < 256; i++) {
+      let c = i;
+      for (let k = 0; k < 8; k++) c = c & 1 ? poly ^ (c >>> 1) : c >>> 1;
+      this.table[i] = c;
+    }
+  }
+
+  private static readonly made = new Map<number, Crc32>();
+
+  static of(poly: number): Crc32 {
+    let c = Crc32.made.get(poly);
+    if (c === undefined) Crc32.made.set(poly, (c = new Crc32(poly >>> 0)));
+    return c;
+  }
+
+  /** Continues CRC32 `crc` over b[from..to). */
+  bytes(b: Uint8Array, from: number, to: number, crc = 0): number {
+    if (this.ieee && to - from >= SMALL) {
+      return crc32(from === 0 && to === b.length ? b : b.subarray(from, to), crc);
+    }
+    const t = this.table;
+    let c = ~crc;
+    for (let i = from; i < to; i++) c = t[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
+    return ~c >>> 0;
+  }
 }
 const SMALL = 64;
 
-/** Continues CRC32 `crc` over b[from..to). */
-export function crcBytes(b: Uint8Array, from: number, to: number, crc = 0): number {
-  if (to - from >= SMALL) {
-    return crc32(from === 0 && to === b.length ? b : b.subarray(from, to), crc);
-  }
-  let c = ~crc;
-  for (let i = from; i < to; i++) c = CRC_TABLE[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
-  return ~c >>> 0;
-}
-
-/** CRC32 of the 4 little-endian bytes of `v`. */
-function crcU32(v: number): number {
-  let c = -1;
-  c = CRC_TABLE[(c ^ v) & 0xff]! ^ (c >>> 8);
-  c = CRC_TABLE[(c ^ (v >>> 8)) & 0xff]! ^ (c >>> 8);
-  c = CRC_TABLE[(c ^ (v >>> 16)) & 0xff]! ^ (c >>> 8);
-  c = CRC_TABLE[(c ^ (v >>> 24)) & 0xff]! ^ (c >>> 8);
-  return ~c >>> 0;
-}
-
-/** CRC32 (IEEE) of a record: its size field's 4 bytes, then its payload. */
-export function recordCrc(sizeField: number, payload: Uint8Array): number {
-  return crcBytes(payload, 0, payload.length, crcU32(sizeField >>> 0));
-}
+export const IEEE = Crc32.of(CRC_IEEE);
 
 /** Writes a framed record at `pos` of `out` (room checked by the caller); returns the end. */
 export function putRecord(
@@ -98,9 +109,10 @@ export function putRecord(
   pos: number,
   sizeField: number,
   payload: Uint8Array,
+  crc: Crc32,
 ): number {
   out.writeUInt32LE(sizeField >>> 0, pos);
-  out.writeUInt32LE(recordCrc(sizeField, payload), pos + 4);
+  out.writeUInt32LE(crc.bytes(payload, 0, payload.length), pos + 4);
   out.set(payload, pos + RECORD_HEADER_SIZE);
   return pos + RECORD_HEADER_SIZE + payload.length;
 }
@@ -137,18 +149,24 @@ export function putIndexRecord(
   tsLow: number,
   tsHigh: number,
   size: number,
+  crc: Crc32,
 ): void {
   putU64(out, pos, seq);
   putU64(out, pos + 8, offset);
   out.writeInt32LE(tsLow | 0, pos + 16);
   out.writeInt32LE(tsHigh | 0, pos + 20);
   out.writeUInt32LE(size, pos + 24);
-  out.writeUInt32LE(crcBytes(out, pos, pos + 28), pos + 28);
+  out.writeUInt32LE(crc.bytes(out, pos, pos + 28), pos + 28);
 }
 
 /** True if the 32 bytes at `pos` hold an index record with a matching CRC. */
-export function indexRecordValid(b: Buffer, pos: number): boolean {
-  return crcBytes(b, pos, pos + 28) === b.readUInt32LE(pos + 28);
+export function indexRecordValid(b: Buffer, pos: number, crc: Crc32): boolean {
+  return crc.bytes(b, pos, pos + 28) === b.readUInt32LE(pos + 28);
+}
+
+/** An all-zero record header: the end of a file padded with zeros (the reference rewinds there). */
+export function isZeroHeader(b: Buffer, pos: number): boolean {
+  return b.readUInt32LE(pos) === 0 && b.readUInt32LE(pos + 4) === 0;
 }
 
 /** Offsets of an index record's fields. */

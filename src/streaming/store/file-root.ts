@@ -1,80 +1,56 @@
-// The root of a FILE store: the VERSION file that says which format the directory
-// holds, server.dat (the ServerInfo) and clients.dat (client registrations).
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+// The root of a FILE store, as the reference lays it out: server.dat (the ServerInfo),
+// clients.dat (client registrations) and one directory per channel.
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClientDelete, ClientInfo, ServerInfo } from '../protocol/index.js';
 import { replaceFile } from './file-meta.js';
 import { replayLog, type ReplayResult } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
 import {
+  Crc32,
   FILE_HEADER_SIZE,
-  FORMAT_VERSION,
   FileStoreError,
   RECORD_HEADER_SIZE,
+  checkFileHeader,
   fileHeader,
   putRecord,
-  typedSize,
 } from './file-record.js';
-import { LOCK_FILE } from './file-lock.js';
 import type { ClientRecord, ServerInfoRecord } from './types.js';
 
-export const VERSION_FILE = 'VERSION';
 export const SERVER_FILE = 'server.dat';
 export const CLIENTS_FILE = 'clients.dat';
-export const CHANNELS_DIR = 'channels';
-
-const VERSION_TEXT = /^wirebus-file-store (\d+)\n?$/;
+/** Left by a start with truncate_bad_eof: the next start must not cut again unasked. */
+export const TRUNCATE_WITNESS = '.truncate.lck';
 
 /** clients.dat record types (the reference's). */
 export const CLIENT_ADD = 1;
 export const CLIENT_DELETE = 2;
-const SERVER_INFO = 1;
 
-/**
- * Checks (or, for a new store, writes) the VERSION file. A directory that holds
- * anything else and no VERSION is not ours: refused rather than written over.
- */
-export async function checkVersion(dir: string): Promise<void> {
-  const path = join(dir, VERSION_FILE);
-  let text: string | undefined;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+/** Channel directories: every directory of the root, as the reference reads them. */
+export async function channelDirs(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) names.push(e.name);
   }
-  if (text === undefined) {
-    const others = (await readdir(dir)).filter(
-      (n) => n !== LOCK_FILE && n !== `${VERSION_FILE}.tmp`,
-    );
-    if (others.length > 0) {
-      throw new FileStoreError(
-        'VERSION',
-        `file store: ${dir} is not empty and has no ${VERSION_FILE} file: ` +
-          `not a wirebus file store (found ${others.slice(0, 3).join(', ')})`,
-        path,
-      );
-    }
-    // VERSION first: a crash right after it leaves a store that opens, never a
-    // directory that looks like somebody else's.
-    await replaceFile(path, [Buffer.from(`wirebus-file-store ${FORMAT_VERSION}\n`)]);
-    await mkdir(join(dir, CHANNELS_DIR), { recursive: true });
-    return;
-  }
-  const m = VERSION_TEXT.exec(text);
-  if (m === null) {
-    throw new FileStoreError('VERSION', `file store: ${path} is not a wirebus version file`, path);
-  }
-  if (Number(m[1]) !== FORMAT_VERSION) {
-    throw new FileStoreError(
-      'VERSION',
-      `file store: ${dir} holds format version ${m[1]}, this server reads version ${FORMAT_VERSION}`,
-      path,
-    );
-  }
-  await mkdir(join(dir, CHANNELS_DIR), { recursive: true });
+  return names.sort();
 }
 
-export async function writeServerInfo(dir: string, info: ServerInfoRecord): Promise<void> {
+/** Creates server.dat and clients.dat with their version header if missing (as the reference does). */
+export async function ensureRootFiles(dir: string): Promise<void> {
+  for (const name of [SERVER_FILE, CLIENTS_FILE]) {
+    try {
+      await writeFile(join(dir, name), fileHeader(), { flag: 'wx', mode: 0o644 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+export async function writeServerInfo(
+  dir: string,
+  info: ServerInfoRecord,
+  crc: Crc32,
+): Promise<void> {
   const payload = ServerInfo.encode({
     ClusterID: info.clusterID,
     Discovery: info.discovery,
@@ -88,37 +64,68 @@ export async function writeServerInfo(dir: string, info: ServerInfoRecord): Prom
   }).finish();
   const b = Buffer.allocUnsafe(FILE_HEADER_SIZE + RECORD_HEADER_SIZE + payload.length);
   fileHeader().copy(b, 0);
-  putRecord(b, FILE_HEADER_SIZE, typedSize(SERVER_INFO, payload.length), payload);
+  // Untyped: the size field is the size.
+  putRecord(b, FILE_HEADER_SIZE, payload.length, payload, crc);
   await replaceFile(join(dir, SERVER_FILE), [b]);
 }
 
+/**
+ * The ServerInfo in server.dat: one untyped record after the version, and nothing
+ * else (the reference checks the size). Missing or only a version: a new store.
+ */
 export async function readServerInfo(
   dir: string,
   tuning: FileStoreTuning,
-  warn: (text: string) => void,
 ): Promise<ServerInfoRecord | undefined> {
-  let info: ServerInfoRecord | undefined;
-  await replayLog(join(dir, SERVER_FILE), tuning, warn, (type, payload) => {
-    if (type !== SERVER_INFO) return `unknown record type ${type}`;
-    try {
-      const s = ServerInfo.decode(payload);
-      info = {
-        clusterID: s.ClusterID,
-        discovery: s.Discovery,
-        publish: s.Publish,
-        subscribe: s.Subscribe,
-        unsubscribe: s.Unsubscribe,
-        close: s.Close,
-        subClose: s.SubClose,
-        acksSubs: s.AcksSubs,
-        nodeID: s.NodeID,
-      };
-      return undefined;
-    } catch (err) {
-      return `undecodable server info (${String(err)})`;
-    }
-  });
-  return info;
+  const path = join(dir, SERVER_FILE);
+  let b: Buffer;
+  try {
+    b = await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (b.length === 0) return undefined;
+  checkFileHeader(b, path);
+  if (b.length === FILE_HEADER_SIZE) return undefined;
+  const bad = (why: string): FileStoreError =>
+    new FileStoreError(
+      'CORRUPT',
+      `file store: unable to recover server file ${path}: ${why}`,
+      path,
+    );
+  if (b.length < FILE_HEADER_SIZE + RECORD_HEADER_SIZE) throw bad('unexpected end of file');
+  const size = b.readUInt32LE(FILE_HEADER_SIZE);
+  const expected = FILE_HEADER_SIZE + RECORD_HEADER_SIZE + size;
+  if (b.length !== expected) {
+    throw bad(`incorrect file size, expected ${expected} bytes, got ${b.length} bytes`);
+  }
+  const payload = b.subarray(FILE_HEADER_SIZE + RECORD_HEADER_SIZE);
+  const stored = b.readUInt32LE(FILE_HEADER_SIZE + 4);
+  const crc = Crc32.of(tuning.crcPoly).bytes(payload, 0, payload.length);
+  if (crc !== stored) {
+    throw bad(`corrupted data, expected crc to be 0x${hex(stored)}, got 0x${hex(crc)}`);
+  }
+  try {
+    const s = ServerInfo.decode(payload);
+    return {
+      clusterID: s.ClusterID,
+      discovery: s.Discovery,
+      publish: s.Publish,
+      subscribe: s.Subscribe,
+      unsubscribe: s.Unsubscribe,
+      close: s.Close,
+      subClose: s.SubClose,
+      acksSubs: s.AcksSubs,
+      nodeID: s.NodeID,
+    };
+  } catch (err) {
+    throw bad(`undecodable server info (${String(err)})`);
+  }
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(8, '0');
 }
 
 export function encodeClient(c: ClientRecord): Uint8Array {

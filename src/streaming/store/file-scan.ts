@@ -4,11 +4,11 @@
 // the reason, and the caller decides (cut the file there or refuse to start).
 import type { FileHandle } from 'node:fs/promises';
 import {
+  type Crc32,
   FileStoreError,
   MAX_RECORD_SIZE,
   MAX_TYPED_SIZE,
   RECORD_HEADER_SIZE,
-  recordCrc,
 } from './file-record.js';
 
 export interface ScannedRecord {
@@ -36,6 +36,11 @@ export class FileReader {
   /** Where the next record starts. */
   pos: number;
   bad: BadRecord | undefined;
+  /**
+   * Where an all-zero record header was found: the file was extended with zeros (a
+   * crash on some file systems) and ends there. The reference cuts it there, unasked.
+   */
+  zeroAt: number | undefined;
 
   constructor(
     private readonly handle: FileHandle,
@@ -43,6 +48,7 @@ export class FileReader {
     start: number,
     windowSize: number,
     private readonly typed: boolean,
+    private readonly crc: Crc32,
   ) {
     this.buf = Buffer.allocUnsafe(Math.max(4096, Math.min(windowSize, fileSize)));
     this.pos = start;
@@ -70,6 +76,10 @@ export class FileReader {
     const head = await this.bytes(at, RECORD_HEADER_SIZE);
     const sizeField = head.readUInt32LE(0);
     const crc = head.readUInt32LE(4);
+    if (sizeField === 0 && crc === 0) {
+      this.zeroAt = at;
+      return undefined;
+    }
     const type = this.typed ? sizeField >>> 24 : 0;
     const size = this.typed ? sizeField & MAX_TYPED_SIZE : sizeField;
     if (size > MAX_RECORD_SIZE) return this.fail(at, false, `invalid record size ${size}`);
@@ -82,7 +92,7 @@ export class FileReader {
       );
     }
     const payload = await this.bytes(at + RECORD_HEADER_SIZE, size);
-    if (recordCrc(sizeField, payload) !== crc) return this.fail(at, false, 'CRC mismatch');
+    if (this.crc.bytes(payload, 0, size) !== crc) return this.fail(at, false, 'CRC mismatch');
     this.pos = end;
     return { offset: at, type, payload, end };
   }
@@ -146,4 +156,18 @@ export async function cutOrRefuse(
       `file cut there (${size - bad.offset} bytes removed)`,
   );
   return bad.offset;
+}
+
+/** Cuts a file at its zero padding (see FileReader.zeroAt); returns the new size. */
+export async function cutZeros(
+  handle: FileHandle,
+  path: string,
+  size: number,
+  at: number,
+  warn: (text: string) => void,
+): Promise<number> {
+  await handle.truncate(at);
+  await handle.datasync();
+  warn(`file store: ${path} ended with ${size - at} zero bytes from offset ${at}: cut there`);
+  return at;
 }

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile, type IoScheduler } from './file-io.js';
 import {
+  type Crc32,
   FILE_HEADER_SIZE,
   IDX_OFFSET,
   IDX_SIZE,
@@ -47,6 +48,8 @@ export class Slice {
   count = 0;
   /** Bytes of the records not dropped yet, as the store counts them (+40 each). */
   liveBytes = 0;
+  /** The same for every record, dropped ones included (the reference's slice size). */
+  totalBytes = 0;
   /** Timestamp of the first and last record, as int64 halves (time searches). */
   firstTsHigh = 0;
   firstTsLow = 0;
@@ -64,6 +67,7 @@ export class Slice {
     io: IoScheduler,
     datSize: number,
     idxSize: number,
+    private readonly crc: Crc32,
   ) {
     this.dat = new AppendFile(join(dir, datName(num)), datSize, io);
     this.idx = new AppendFile(join(dir, idxName(num)), idxSize, io);
@@ -86,7 +90,7 @@ export class Slice {
     const offset = dat.size;
     const recLen = RECORD_HEADER_SIZE + encoded.length;
     const buf = dat.room(recLen);
-    putRecord(buf, dat.pos, encoded.length, encoded);
+    putRecord(buf, dat.pos, encoded.length, encoded, this.crc);
     dat.commit(recLen);
     let index = this.index ?? this.loadIndexSync();
     const at = this.count * INDEX_RECORD_SIZE;
@@ -95,7 +99,7 @@ export class Slice {
       index.copy(grown, 0, 0, at);
       this.index = index = grown;
     }
-    putIndexRecord(index, at, seq, offset, tsLow, tsHigh, encoded.length);
+    putIndexRecord(index, at, seq, offset, tsLow, tsHigh, encoded.length, this.crc);
     const idx = this.idx;
     copySmall(index, at, idx.room(INDEX_RECORD_SIZE), idx.pos, INDEX_RECORD_SIZE);
     idx.commit(INDEX_RECORD_SIZE);
@@ -109,6 +113,7 @@ export class Slice {
     this.lastTsLow = tsLow;
     this.count++;
     this.liveBytes += encoded.length + MSG_OVERHEAD;
+    this.totalBytes += encoded.length + MSG_OVERHEAD;
   }
 
   /** Offset in the .dat of message `seq`'s record (index resident). */

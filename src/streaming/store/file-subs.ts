@@ -135,7 +135,8 @@ function num(v: Long | number | null | undefined): number {
   return typeof v === 'number' ? v : seqFromLong(v);
 }
 
-function decodeSub(payload: Buffer): Mutable<SubRecord> {
+/** A SubState record as the store keeps it (also used by the fixture tests). */
+export function decodeSub(payload: Buffer): Mutable<SubRecord> {
   const s = SubState.decode(payload);
   return {
     id: num(s.ID),

@@ -1,21 +1,19 @@
-// The FILE store (`-st FILE --dir DIR`): durable streaming state in a directory.
+// The FILE store (`-st FILE --dir DIR`): durable streaming state in a directory laid
+// out exactly as nats-streaming-server's FILE store lays it out, so either server can
+// open what the other wrote (FILE-FORMAT.md has the details). All integers
+// little-endian; every file starts with its version, a uint32 1.
 //
-// On-disk format, version 1 (also in FILE-FORMAT.md). All integers little-endian.
-//
-//   DIR/VERSION                "wirebus-file-store 1\n"; another number is refused
-//   DIR/.rootdir.lck           lock: JSON owner (host, pid, id), mtime refreshed each second
-//   DIR/server.dat             ServerInfo, replaced atomically (tmp + fsync + rename)
+//   DIR/.rootdir.lck           the lock: an fcntl record lock (file-lock.ts), empty file
+//   DIR/server.dat             ServerInfo: one untyped record, rewritten whole
 //   DIR/clients.dat            typed log: 1 add (ClientInfo), 2 delete (ClientDelete)
-//   DIR/channels/<name>/       one directory per channel, named as the channel
+//   DIR/<channel>/             one directory per channel, named as the channel
 //     msgs.<N>.dat             slice N of the message log: untyped records, MsgProto
 //     msgs.<N>.idx             its index: 32-byte records, rebuildable from the .dat
 //     subs.dat                 typed log: 1 new, 2 update (SubState), 3 delete
 //                              (SubStateDelete), 4 ack, 5 sent (SubStateUpdate{ID, seqno})
-//     channel.dat              the channel's first sequence (limits survive restarts)
 //
-//   file header (8)            "WBFS" (u32 0x53464257) + u32 format version (1)
-//   record                     u32 size (typed: type << 24 | size) + u32 CRC32 + payload;
-//                              the CRC (IEEE) covers the size field's 4 bytes, then payload
+//   record                     u32 size (typed: type << 24 | size) + u32 CRC32 of the
+//                              payload (polynomial: file_crc_poly) + payload
 //   index record (32)          u64 seq + u64 .dat offset + i64 timestamp + u32 size
 //                              + u32 CRC32 of the previous 28 bytes
 //
@@ -32,8 +30,8 @@
 // Recovery reads every file from start to end through a bounded window and checks
 // every CRC; the first unreadable record of a file either cuts the file there
 // (`truncateBadEof`) or stops the start with an error naming the file and offset.
-import { renameSync, mkdirSync } from 'node:fs';
-import { rm, readdir } from 'node:fs/promises';
+import { mkdirSync, rmSync } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
@@ -47,14 +45,16 @@ import {
   type FileStoreOptions,
   type FileStoreTuning,
 } from './file-options.js';
-import { FileStoreError } from './file-record.js';
+import { convertFormerFormat } from './file-convert.js';
+import { Crc32, FileStoreError } from './file-record.js';
 import {
-  CHANNELS_DIR,
   CLIENT_ADD,
   CLIENT_DELETE,
   CLIENTS_FILE,
-  checkVersion,
+  TRUNCATE_WITNESS,
+  channelDirs,
   encodeClient,
+  ensureRootFiles,
   encodeClientDelete,
   readClients,
   readServerInfo,
@@ -69,8 +69,6 @@ import type {
   Store,
   StoreHooks,
 } from './types.js';
-
-const DELETED_PREFIX = '.deleted-';
 
 export class FileStore extends RegistryStore<FileChannel> implements Store {
   readonly type = 'FILE' as const;
@@ -88,7 +86,6 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   private ready = false;
   private closed = false;
   private closing: Promise<void> | undefined;
-  private deletions = 0;
   private autoSyncTimer: NodeJS.Timeout | undefined;
   private readonly isClosed = (): boolean => this.closed;
   private readonly warn: (text: string) => void;
@@ -126,17 +123,13 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   private async load(): Promise<RecoveredState | undefined> {
     this.checkOpen();
     mkdirSync(this.dir, { recursive: true });
-    if (!(await this.lock.tryLock())) {
-      throw new FileStoreError(
-        'LOCKED',
-        `file store: ${this.dir} is in use by another server (${await this.lock.describeOwner()})`,
-        this.lock.path,
-      );
-    }
+    await this.takeLock();
     try {
-      await checkVersion(this.dir);
+      await convertFormerFormat(this.dir, Crc32.of(this.tuning.crcPoly), this.warn);
+      await this.checkTruncateWitness();
+      await ensureRootFiles(this.dir);
       const t = this.tuning;
-      this.info = await readServerInfo(this.dir, t, this.warn);
+      this.info = await readServerInfo(this.dir, t);
       const { clients, log } = await readClients(this.dir, t, this.warn);
       this.clientMap = clients;
       this.clientLog = new TypedLog(
@@ -170,17 +163,48 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     };
   }
 
-  private async loadChannels(): Promise<void> {
-    const root = join(this.dir, CHANNELS_DIR);
-    const entries = await readdir(root, { withFileTypes: true });
-    const names: string[] = [];
-    for (const e of entries) {
-      if (e.name.startsWith(DELETED_PREFIX)) {
-        // A channel deletion that a restart interrupted.
-        await rm(join(root, e.name), { recursive: true, force: true });
-      } else if (e.isDirectory() && !e.name.startsWith('.')) names.push(e.name);
+  // Not in fault-tolerance mode the reference takes no lock; we take it anyway, so
+  // that two servers (of either kind in FT mode, or two wirebus) never write one store.
+  private async takeLock(): Promise<void> {
+    let locked: boolean;
+    try {
+      locked = await this.lock.tryLock();
+    } catch (err) {
+      this.warn(`${String(err instanceof Error ? err.message : err)}: ${this.dir} is not locked`);
+      return;
     }
-    names.sort();
+    if (!locked) {
+      throw new FileStoreError(
+        'LOCKED',
+        `file store: ${this.dir} is in use by another server (${this.lock.describeOwner()})`,
+        this.lock.path,
+      );
+    }
+  }
+
+  // The reference's guard: truncate_bad_eof cuts data, so two starts in a row with it
+  // are refused (the witness file is removed by a start without it).
+  private async checkTruncateWitness(): Promise<void> {
+    const path = join(this.dir, TRUNCATE_WITNESS);
+    if (!this.tuning.truncateBadEof) {
+      await unlink(path).catch(() => undefined);
+      return;
+    }
+    try {
+      await (await open(path, 'wx')).close();
+    } catch {
+      throw new FileStoreError(
+        'IO',
+        'file store: should not be opened consecutively with the truncate_bad_eof option set ' +
+          `to true (remove ${path} to do it again)`,
+        path,
+      );
+    }
+  }
+
+  private async loadChannels(): Promise<void> {
+    const root = this.dir;
+    const names = await channelDirs(root);
     const ctx = this.channelContext();
     // parallel_recovery channels at a time.
     let next = 0;
@@ -218,7 +242,8 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     this.checkReady();
     this.info = { ...info };
     const saved = this.info;
-    this.io.addTask(() => writeServerInfo(this.dir, saved));
+    const crc = Crc32.of(this.tuning.crcPoly);
+    this.io.addTask(() => writeServerInfo(this.dir, saved, crc));
   }
 
   /** The server info recovered or given to init(), if any. */
@@ -248,7 +273,7 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     if (name === '' || name.startsWith('.') || /[/\\\0]/.test(name)) {
       throw new Error(`file store: channel name "${name}" cannot be a directory name`);
     }
-    const root = join(this.dir, CHANNELS_DIR);
+    const root = this.dir;
     const dir = join(root, name);
     // Synchronous: the channel's files are written in the next turn, inside it.
     mkdirSync(dir, { recursive: true });
@@ -268,19 +293,17 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     this.checkReady();
     const channel = this.channelsByName.remove(name);
     const files = channel.dispose(true);
-    // Renamed at once, so a new channel of that name gets a fresh directory; the old
-    // one is removed in the background (and at the next start if that is cut short).
-    const root = join(this.dir, CHANNELS_DIR);
-    const gone = join(root, `${DELETED_PREFIX}${++this.deletions}-${Date.now()}`);
-    renameSync(channel.dir, gone);
-    this.io.dirChanged(root);
+    // Removed at once, as the reference does: every directory of the root is a
+    // channel to it, so none is left behind to be removed later.
+    try {
+      rmSync(channel.dir, { recursive: true, force: true });
+    } catch (err) {
+      this.warn(`file store: cannot remove ${channel.dir}: ${String(err)}`);
+    }
+    this.io.dirChanged(this.dir);
     const io = this.io;
     io.addTask(async () => {
       for (const f of files) await io.pool.close(f);
-      // Housekeeping: what is left is removed at the next start.
-      await rm(gone, { recursive: true, force: true }).catch((err: unknown) => {
-        this.warn(`file store: cannot remove ${gone}: ${String(err)}`);
-      });
     });
   }
 
@@ -292,7 +315,7 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   tryExclusiveLock(): Promise<boolean> {
     if (this.closed) return Promise.reject(new StoreError('CLOSED'));
     mkdirSync(this.dir, { recursive: true });
-    return this.lock.tryLock();
+    return this.lock.tryLock(true);
   }
 
   /** Files open now (bounded by fds_limit). */

@@ -3,27 +3,28 @@
 import { watchChannelInactivity, type InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
 import type { ChannelStore, StoreHooks } from '../types.js';
-import { int } from './literal.js';
-import { SqlMsgStore, type MsgChanges, type StoredBlock } from './msgs.js';
-import { SqlSubStore, type SubChanges } from './subs.js';
+import type { SqlDialect } from './db.js';
+import { SqlMsgStore, type FetchedMsg, type MsgChanges } from './msgs.js';
+import { SqlSubStore, type SubIds } from './subs.js';
 
 /** What a channel needs from its store. */
 export interface SqlChannelContext {
   readonly isClosed: () => boolean;
   readonly unavailable: () => Error | undefined;
+  readonly dialect: SqlDialect;
+  readonly noCaching: boolean;
+  readonly subIds: SubIds;
   /** The channel has changes for the next batch. */
   readonly changed: (channel: SqlChannel) => void;
   /** ... or will have in `ms` (delivery state waiting for acks). */
   readonly later: (ms: number) => void;
-  readonly fetch: (channelId: number, from: number, to: number) => Promise<StoredBlock[]>;
+  readonly fetch: (channelId: number, from: number, to: number) => Promise<FetchedMsg[]>;
 }
 
 /** Everything one channel adds to a batch. */
 export interface ChannelChanges {
   readonly msgs: MsgChanges;
-  readonly subs: SubChanges;
-  /** `(id, first_seq, last_seq, max_sub_id)` for the wb_channels update. */
-  readonly channelRow: string;
+  readonly subs: string[];
 }
 
 export class SqlChannel implements ChannelStore {
@@ -52,9 +53,13 @@ export class SqlChannel implements ChannelStore {
       onStored: touch,
       changed,
       fetch: (from, to) => ctx.fetch(id, from, to),
+      dialect: ctx.dialect,
     });
     this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
       isClosed: ctx.isClosed,
+      dialect: ctx.dialect,
+      noCaching: ctx.noCaching,
+      ids: ctx.subIds,
       changed,
       later: ctx.later,
       onChange: touch,
@@ -64,13 +69,7 @@ export class SqlChannel implements ChannelStore {
   /** What is due for the next batch; everything when `all` (closing). */
   takeChanges(all: boolean): ChannelChanges {
     this.queued = false;
-    return {
-      msgs: this.msgs.takeChanges(),
-      subs: this.subs.takeChanges(all),
-      channelRow:
-        `(${this.id},${int(this.msgs.firstSequence)},${int(this.msgs.lastSequence)},` +
-        `${int(this.subs.maxSubId)})`,
-    };
+    return { msgs: this.msgs.takeChanges(), subs: this.subs.takeChanges(all) };
   }
 
   /** Closing: no timer may fire any more. */

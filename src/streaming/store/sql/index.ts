@@ -1,4 +1,5 @@
-// The SQL (PostgreSQL) store.
+// The SQL store (PostgreSQL or MySQL/MariaDB, in the reference's tables).
 export { SqlStore, type SqlStoreOptions } from './store.js';
 export { DEFAULT_LOCK_TIMING, type LockTiming } from './lock.js';
 export { SCHEMA_VERSION } from './schema.js';
+export { parseDriver, type SqlDriver } from './db.js';

@@ -1,16 +1,6 @@
-// SQL literals for the batched write transaction. One flush is one multi-statement
-// text sent with the simple query protocol: that is a single round trip for the whole
-// transaction, which bind parameters cannot give (they take one statement per round
-// trip with `pg`). Every value that goes into that text passes through here. Strings
-// are written as E'...' (escape syntax), whose meaning does not depend on the
-// server's standard_conforming_strings setting.
+// SQL literals shared by both databases (the ones that differ are in each SqlDialect):
+// every value that goes into a statement's text passes through here or a dialect.
 import type Long from 'long';
-
-/** A text literal. PostgreSQL text cannot hold NUL: it is refused, never truncated. */
-export function text(value: string): string {
-  if (value.includes('\0')) throw new Error('a NUL character cannot be stored in PostgreSQL');
-  return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
-}
 
 /** Bytes as hex digits. */
 export function hex(value: Uint8Array): string {
@@ -18,12 +8,6 @@ export function hex(value: Uint8Array): string {
     ? value
     : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return buf.toString('hex');
-}
-
-/** A bytea literal in hex form. */
-export function bytea(value: Uint8Array): string {
-  // E'\\x...' is the text \x..., bytea's hex input form.
-  return `E'\\\\x${hex(value)}'`;
 }
 
 /** An integer (safe JS integer); anything else is a bug and throws. */
@@ -40,15 +24,43 @@ export function long(value: Long): string {
   return BigInt.asIntN(64, (BigInt(value.high) << 32n) | BigInt(value.low >>> 0)).toString();
 }
 
-export function bool(value: boolean): string {
-  return value ? 'true' : 'false';
+/** A column value read back as a number (bigint columns come as decimal text). */
+export function num(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' || typeof value === 'bigint') return Number(value);
+  return 0;
+}
+
+/** A text column read back (NULL as ''; MySQL may hand text as bytes). */
+export function str(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return '';
+}
+
+/** A bytes column read back (NULL as an empty buffer). */
+export function buf(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  return Buffer.alloc(0);
 }
 
 /**
- * An array literal of integers (numbers, or decimal texts from long()), for
- * `unnest(...)`: one string constant however many rows, which PostgreSQL parses far
- * faster than a VALUES list of as many rows.
+ * The sequences of a SubsPending row's `pending` / `acks` column: the reference
+ * writes them as a JSON array of numbers (Go's json.Marshal of a []uint64).
  */
-export function intArray(values: readonly (number | string)[], type: 'int' | 'bigint'): string {
-  return `'{${values.join(',')}}'::${type}[]`;
+export function encodeSeqs(seqs: Iterable<number>): Buffer {
+  return Buffer.from(`[${[...seqs].join(',')}]`, 'utf8');
+}
+
+export function decodeSeqs(value: unknown): number[] {
+  const b = buf(value);
+  if (b.length === 0) return [];
+  const parsed: unknown = JSON.parse(b.toString('utf8'));
+  if (parsed === null) return [];
+  if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'number')) {
+    throw new Error('sql: a SubsPending row holds something else than a list of sequences');
+  }
+  return parsed;
 }

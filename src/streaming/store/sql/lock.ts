@@ -1,28 +1,43 @@
-// The fault-tolerance lock of the SQL store: the one row of wb_lock names the active
-// server. As the reference's StoreLock, the owner keeps it alive (every refreshMs)
-// and another server may take it once it is stale. Staleness is judged on the
-// database's clock in the same UPDATE that takes the row, so the servers' clocks
-// never matter and two candidates cannot both win.
+// The fault-tolerance lock of the SQL store, the reference's protocol on its
+// StoreLock(id, tick) row, so that wirebus and nats-streaming-server servers can be
+// members of one group:
 //
-// An owner that cannot refresh for 2/3 of the lease gives up by itself (onLost)
-// before anybody may take the row; and every write transaction checks ownership
-// (wb_check_lock, see schema.ts), so a server that lost the lock writes nothing.
-import type pg from 'pg';
+// - Taking: in a transaction, `SELECT id, tick FROM StoreLock FOR UPDATE`; the row is
+//   ours to take when there is none (INSERT), when its id is empty (a clean shutdown
+//   cleared it) or ours: then `UPDATE StoreLock SET id = me, tick = tick + 1`.
+// - The owner bumps the tick every refreshMs (the reference: 1 s). It gives up
+//   (onLost) when the row names someone else, or when it could not bump it for 2/3 of
+//   the lease, before anybody may take it.
+// - A candidate that finds the same id and tick for leaseMs (the reference: 3 checks
+//   1.5 s apart) steals the row (tick reset to 1).
+// - A clean close clears the id, so a standby takes over at once.
+//
+// Besides, every write transaction of the owner reads the row under a share lock and
+// commits only while it is ours (SqlDb.write's fence): a server that lost the lock
+// cannot write, and the lock cannot change hands while a write runs.
+import type { Row, SqlDb } from './db.js';
+import { num, str } from './literal.js';
 
 export interface LockTiming {
-  /** A lock not refreshed for this long may be taken. */
+  /** A lock whose tick did not move for this long may be taken. */
   readonly leaseMs: number;
-  /** How often the owner refreshes it. */
+  /** How often the owner bumps the tick. */
   readonly refreshMs: number;
 }
 
-export const DEFAULT_LOCK_TIMING: LockTiming = { leaseMs: 3000, refreshMs: 750 };
+/** The reference's: ticks every second, stolen after 3 × 1.5 s unchanged. */
+export const DEFAULT_LOCK_TIMING: LockTiming = { leaseMs: 4500, refreshMs: 1000 };
+
+/** StoreLock.id is VARCHAR(30). */
+export const MAX_OWNER_LENGTH = 30;
 
 export class SqlLock {
   private timer: NodeJS.Timeout | undefined;
   private refreshing = false;
   /** When the last successful refresh (or the take) was sent. */
   private lastOk = 0;
+  /** The owner and tick seen by the last failed try, and since when unchanged. */
+  private seen: { id: string; tick: number; since: number } | undefined;
   held = false;
   /**
    * Set once the lock was taken, never cleared: from then on every write checks
@@ -31,23 +46,38 @@ export class SqlLock {
   fencing = false;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: () => Promise<SqlDb>,
     readonly owner: string,
     private readonly timing: LockTiming,
     private readonly onLost: (why: string) => void,
-  ) {}
+  ) {
+    if (owner.length > MAX_OWNER_LENGTH) {
+      throw new Error(`sql: lock owner "${owner}" is longer than ${MAX_OWNER_LENGTH}`);
+    }
+  }
 
   /** Takes the row if it is free, ours, or stale; true if we hold it now. */
   async tryLock(): Promise<boolean> {
     if (this.held) return true;
+    const db = await this.db();
     const sentAt = Date.now();
-    const res = await this.pool.query(
-      `UPDATE wb_lock SET owner = $1, tick = 0, updated_at = clock_timestamp()
-        WHERE id = 1 AND (owner = '' OR owner = $1
-          OR updated_at < clock_timestamp() - make_interval(secs => $2))`,
-      [this.owner, this.timing.leaseMs / 1000],
-    );
-    if (res.rowCount !== 1) return false;
+    const me = db.dialect.text(this.owner);
+    const got = await db.lockTransaction(async (q) => {
+      const [row] = await q('SELECT id, tick FROM StoreLock FOR UPDATE');
+      if (row === undefined) {
+        await q(`INSERT INTO StoreLock (id, tick) VALUES (${me}, 1)`);
+        return true;
+      }
+      const { id, tick } = lockRow(row);
+      if (id === '' || id === this.owner || this.stale(id, tick)) {
+        const next = id === '' || id === this.owner ? tick + 1 : 1;
+        await q(`UPDATE StoreLock SET id = ${me}, tick = ${next}`);
+        return true;
+      }
+      return false;
+    });
+    if (!got) return false;
+    this.seen = undefined;
     this.held = true;
     this.fencing = true;
     this.lastOk = sentAt;
@@ -62,9 +92,22 @@ export class SqlLock {
   async release(): Promise<void> {
     if (!this.held) return;
     this.stop();
-    await this.pool
-      .query(`UPDATE wb_lock SET owner = '' WHERE id = 1 AND owner = $1`, [this.owner])
+    const db = await this.db();
+    await db
+      .lockTransaction((q) =>
+        q(`UPDATE StoreLock SET id = '', tick = 0 WHERE id = ${db.dialect.text(this.owner)}`),
+      )
       .catch(() => undefined);
+  }
+
+  // Unchanged (id, tick) for leaseMs: its owner stopped bumping it.
+  private stale(id: string, tick: number): boolean {
+    const now = Date.now();
+    if (this.seen === undefined || this.seen.id !== id || this.seen.tick !== tick) {
+      this.seen = { id, tick, since: now };
+      return false;
+    }
+    return now - this.seen.since >= this.timing.leaseMs;
   }
 
   private stop(): void {
@@ -88,12 +131,16 @@ export class SqlLock {
     this.refreshing = true;
     const sentAt = Date.now();
     try {
-      const res = await this.pool.query(
-        `UPDATE wb_lock SET tick = tick + 1, updated_at = clock_timestamp()
-          WHERE id = 1 AND owner = $1`,
-        [this.owner],
-      );
-      if (res.rowCount === 1) this.lastOk = sentAt;
+      const db = await this.db();
+      const mine = await db.lockTransaction(async (q) => {
+        const [row] = await q('SELECT id, tick FROM StoreLock FOR UPDATE');
+        if (row === undefined) return false;
+        const { id, tick } = lockRow(row);
+        if (id !== this.owner) return false;
+        await q(`UPDATE StoreLock SET id = ${db.dialect.text(this.owner)}, tick = ${tick + 1}`);
+        return true;
+      });
+      if (mine) this.lastOk = sentAt;
       else this.lose('another server took the store lock');
     } catch {
       // Retried at the next tick; the deadline above decides when to give up.
@@ -101,4 +148,8 @@ export class SqlLock {
       this.refreshing = false;
     }
   }
+}
+
+function lockRow(row: Row): { id: string; tick: number } {
+  return { id: str(row[0]), tick: num(row[1]) };
 }

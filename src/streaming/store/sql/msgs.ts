@@ -1,21 +1,20 @@
-// The messages of one channel in the SQL store. Writes are synchronous and visible
-// at once: the message is kept in `recent` (every message not yet committed, plus
-// the newest committed ones: what live subscribers read next) and the next batch
-// writes what was stored since the last one as blocks: one wb_msg_blocks row holds
-// up to BLOCK_MAX consecutive messages (their bytes concatenated, with their sizes
-// and timestamps), so a batch of a thousand publishes is one row, not a thousand:
-// PostgreSQL's cost is per row far more than per byte.
+// The messages of one channel in the SQL store, one Messages row each, as the
+// reference writes them: (channel id, seq, timestamp, size, data = marshaled
+// MsgProto). Writes are synchronous and visible at once: the message is kept in
+// `recent` (every message not yet committed, plus the newest committed ones: what
+// live subscribers read next) and the next batch inserts what was stored since the
+// last one, as multi-row INSERTs.
 //
-// Older messages are read back a block at a time, with read-ahead, for subscribers
-// catching up. Limits (msg-store-base.ts) work on the in-memory MsgIndex;
-// blocks entirely below first_seq are deleted in the next batch (a block partly
-// below it stays until its last message goes: the channel row's first_seq, written
-// in the same transaction, says where the channel starts).
+// Older messages are read back READ_AHEAD at a time for subscribers catching up.
+// Limits (msg-store-base.ts) work on the in-memory MsgIndex; rows below first_seq
+// are deleted in the next batch. When limits leave no message at all (max_age), the
+// channel row's maxseq keeps the last sequence, as the reference's does.
 import type Long from 'long';
 import { StoreError } from '../errors.js';
 import type { ChannelLimits } from '../limits.js';
 import { MsgStoreBase } from '../msg-store-base.js';
 import type { StoredMsg } from '../types.js';
+import type { MessageRow, SqlDialect, Statement } from './db.js';
 import { int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
@@ -24,9 +23,6 @@ const RECENT_MAX = 4096;
 const RECENT_MAX_BYTES = 4 * 1024 * 1024;
 /** Sequences fetched by one read. */
 const READ_AHEAD = 512;
-/** Messages and bytes in one block at most (bounds what a read fetches for one message). */
-export const BLOCK_MAX = 1024;
-const BLOCK_MAX_BYTES = 1024 * 1024;
 /** Read-ahead cache entries per channel before it is cleared. */
 const CACHE_MAX = 4 * READ_AHEAD;
 
@@ -39,32 +35,20 @@ export interface SqlMsgContext {
   readonly onStored: (() => void) | undefined;
   /** Something changed: the channel joins the next batch. */
   readonly changed: () => void;
-  /** Reads the blocks holding sequences `from` to `to` (some at least), in order. */
-  readonly fetch: (from: number, to: number) => Promise<StoredBlock[]>;
+  /** Reads the messages `from` to `to` (those stored), in order. */
+  readonly fetch: (from: number, to: number) => Promise<FetchedMsg[]>;
+  readonly dialect: SqlDialect;
 }
 
-/** A wb_msg_blocks row as read back: the timestamps come from the MsgIndex. */
-export interface StoredBlock {
-  readonly first: number;
-  readonly sizes: number[];
-  readonly data: Buffer;
-}
-
-/** Consecutive messages written as one wb_msg_blocks row. */
-export interface Block {
-  readonly first: number;
-  readonly last: number;
-  /** Timestamps as decimal texts (long()). */
-  readonly stamps: string[];
-  readonly sizes: number[];
+/** A Messages row as read back: the timestamp comes from the MsgIndex. */
+export interface FetchedMsg {
+  readonly seq: number;
   readonly data: Buffer;
 }
 
 /** This channel's messages part of a batch. */
 export interface MsgChanges {
-  readonly pre: string[];
-  readonly blocks: Block[];
-  readonly post: string[];
+  readonly statements: Statement[];
   /** The highest sequence the batch writes: committed once it commits. */
   readonly upTo: number;
 }
@@ -80,6 +64,8 @@ export class SqlMsgStore extends MsgStoreBase {
   /** first_seq as the batches taken so far leave it in the database. */
   private writtenFirst = 0;
   private emptied = false;
+  /** Channels.maxseq as written (kept only when no message is left). */
+  private writtenMaxSeq = 0;
   /** Highest sequence committed: `recent` may forget messages up to it. */
   private committed = 0;
 
@@ -138,57 +124,61 @@ export class SqlMsgStore extends MsgStoreBase {
     this.size += size;
   }
 
-  /** Recovery: the channel row's sequences (authoritative), after restoreEntry. */
-  restoreSequences(first: number, last: number): void {
-    this.taken = last;
-    if (this.total === 0) {
-      this.first = first;
-      this.last = last;
-    } else if (last > this.last) {
-      this.last = last;
+  /**
+   * Recovery, after restoreEntry: `maxSeq` is the highest sequence the channel row and
+   * the subscriptions know. As in the reference, when it is past the last stored
+   * message, the channel starts after it (first = maxSeq + 1: every message is gone).
+   * Then the limits as configured now apply (they may have been lowered).
+   */
+  restoreSequences(maxSeq: number, writtenMaxSeq: number): void {
+    if (maxSeq > this.last) {
+      this.index.clear();
+      this.total = 0;
+      this.size = 0;
+      this.first = maxSeq + 1;
+      this.last = maxSeq;
     }
+    this.taken = this.last;
     this.writtenFirst = this.first;
+    this.writtenMaxSeq = writtenMaxSeq;
     this.committed = this.last;
+    this.enforceCountAndSize();
     if (this.maxAgeNanos !== undefined && this.total > 0) this.scheduleExpiry();
   }
 
   /** Takes the changes since the last call, as SQL. */
   takeChanges(): MsgChanges {
     const id = this.channelId;
-    const pre: string[] = [];
-    const post: string[] = [];
+    const out: Statement[] = [];
+    const d = this.ctx.dialect;
     if (this.emptied) {
-      pre.push(`DELETE FROM wb_msg_blocks WHERE channel_id = ${id}`);
+      out.push(`DELETE FROM Messages WHERE id = ${id}`);
       this.emptied = false;
       this.writtenFirst = 0;
     }
-    const blocks: Block[] = [];
     // Messages already dropped by limits are not written at all.
-    let seq = Math.max(this.taken + 1, this.first);
-    while (this.total > 0 && seq <= this.last) {
-      const first = seq;
-      const stamps: string[] = [];
-      const sizes: number[] = [];
-      const parts: Uint8Array[] = [];
-      let bytes = 0;
-      while (seq <= this.last && sizes.length < BLOCK_MAX && bytes < BLOCK_MAX_BYTES) {
-        const m = this.recent.get(seq)!;
-        stamps.push(long(m.timestamp));
-        sizes.push(m.encoded.length);
-        parts.push(m.encoded);
-        bytes += m.encoded.length;
-        seq++;
-      }
-      blocks.push({ first, last: seq - 1, stamps, sizes, data: Buffer.concat(parts, bytes) });
+    const rows: MessageRow[] = [];
+    for (
+      let seq = Math.max(this.taken + 1, this.first);
+      this.total > 0 && seq <= this.last;
+      seq++
+    ) {
+      const m = this.recent.get(seq)!;
+      rows.push({ seq, timestamp: long(m.timestamp), data: m.encoded });
     }
+    if (rows.length > 0) out.push(...d.insertMessages(id, rows));
     this.taken = this.last;
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
-      post.push(
-        `DELETE FROM wb_msg_blocks WHERE channel_id = ${id} AND last_seq < ${int(this.first)}`,
-      );
+      out.push(`DELETE FROM Messages WHERE id = ${id} AND seq < ${int(this.first)}`);
     }
     this.writtenFirst = this.first;
-    return { pre, blocks, post, upTo: this.last };
+    // No message left: the reference finds the sequence to go on from in maxseq.
+    const maxSeq = this.total === 0 ? this.last : this.writtenMaxSeq;
+    if (maxSeq !== this.writtenMaxSeq) {
+      out.push(`UPDATE Channels SET maxseq = ${int(maxSeq)} WHERE id = ${id}`);
+      this.writtenMaxSeq = maxSeq;
+    }
+    return { statements: out, upTo: this.last };
   }
 
   /** The batch that wrote up to `upTo` committed: `recent` may shrink. */
@@ -212,8 +202,8 @@ export class SqlMsgStore extends MsgStoreBase {
       }
     }
     const to = Math.min(sequence + READ_AHEAD - 1, this.last);
-    const pending = this.ctx.fetch(sequence, to).then((blocks) => {
-      this.cacheBlocks(blocks, sequence, to);
+    const pending = this.ctx.fetch(sequence, to).then((rows) => {
+      this.cacheRows(rows);
     });
     this.reads.set(sequence, pending);
     try {
@@ -224,23 +214,15 @@ export class SqlMsgStore extends MsgStoreBase {
     return this.afterRead(sequence);
   }
 
-  // Only the wanted range is kept: a block may hold far more than READ_AHEAD.
-  private cacheBlocks(blocks: StoredBlock[], from: number, to: number): void {
-    if (this.cache.size + (to - from + 1) > CACHE_MAX) this.cache = new Map();
-    for (const b of blocks) {
-      let offset = 0;
-      for (let i = 0; i < b.sizes.length; i++) {
-        const seq = b.first + i;
-        const size = b.sizes[i]!;
-        if (seq >= from && seq <= to && seq >= this.first && seq <= this.last) {
-          this.cache.set(seq, {
-            sequence: seq,
-            timestamp: this.index.timestamp(seq - this.first),
-            encoded: b.data.subarray(offset, offset + size),
-          });
-        }
-        offset += size;
-      }
+  private cacheRows(rows: FetchedMsg[]): void {
+    if (this.cache.size + rows.length > CACHE_MAX) this.cache = new Map();
+    for (const r of rows) {
+      if (r.seq < this.first || r.seq > this.last) continue;
+      this.cache.set(r.seq, {
+        sequence: r.seq,
+        timestamp: this.index.timestamp(r.seq - this.first),
+        encoded: r.data,
+      });
     }
   }
 

@@ -1,136 +1,192 @@
-// Loads what a SQL store holds at start: server info, clients, channels with their
-// message index (sequence, timestamp and size of every stored message: the bodies
-// stay in the database), subscriptions with their pending sequences.
+// Loads what a SQL store holds at start, read as the reference reads it
+// (SQLStore.Recover): the ServerInfo row, the clients, the channels not marked
+// deleted with the index of their messages (sequence, timestamp and size of each:
+// the bodies stay in the database), the subscriptions not marked deleted with their
+// pending sequences, the store-wide highest channel and subscription IDs.
 import Long from 'long';
-import type pg from 'pg';
+import { ClientInfo, ServerInfo, SubState } from '../../protocol/generated/index.js';
 import type { ClientRecord, ServerInfoRecord } from '../types.js';
 import type { SqlChannel } from './channel.js';
+import type { Row, SqlDb } from './db.js';
+import { buf, decodeSeqs, num, str } from './literal.js';
+import { SCHEMA_VERSION } from './schema.js';
+import type { RecoveredPending } from './subs.js';
 
-/** Blocks read per query: bounded memory whatever a channel holds. */
-const PAGE = 1000;
+/** Messages read per query: bounded memory whatever a channel holds. */
+const PAGE = 10000;
 
 export interface SqlRecovered {
   readonly info: ServerInfoRecord | undefined;
   readonly clients: ClientRecord[];
   readonly channels: SqlChannel[];
   readonly maxChannelId: number;
-}
-
-interface ChannelRow {
-  id: number;
-  name: string;
-  first_seq: string;
-  last_seq: string;
-  max_sub_id: string;
-}
-
-interface SubRow {
-  channel_id: number;
-  id: string;
-  client_id: string;
-  q_group: string;
-  inbox: string;
-  ack_inbox: string;
-  max_in_flight: number;
-  ack_wait: number;
-  durable_name: string;
-  last_sent: string;
-  is_durable: boolean;
-  is_closed: boolean;
+  readonly maxSubId: number;
 }
 
 export async function recoverSql(
-  pool: pg.Pool,
+  db: SqlDb,
   makeChannel: (id: number, name: string) => SqlChannel,
 ): Promise<SqlRecovered> {
-  const infoRes = await pool.query<{ info: ServerInfoRecord }>(
-    'SELECT info FROM wb_server WHERE id = 1',
+  const [maxCh] = await db.read('SELECT COALESCE(MAX(id), 0) FROM Channels');
+  const maxChannelId = num(maxCh?.[0]);
+  const [infoRow] = await db.read('SELECT id, proto, version FROM ServerInfo WHERE uniquerow = 1');
+  // The reference refuses channels without a ServerInfo row (a store used without
+  // Init, as embedding programs and tests do): here they are served, and the server
+  // writes its info as on a first start.
+  const info = infoRow === undefined ? undefined : serverInfo(infoRow);
+  const clients: ClientRecord[] = (await db.read('SELECT id, hbinbox, proto FROM Clients')).map(
+    (r) => {
+      const proto = buf(r[2]);
+      if (proto.length === 0) {
+        // Written before 0.10.0: the ID and inbox only.
+        return {
+          id: str(r[0]),
+          hbInbox: str(r[1]),
+          connID: new Uint8Array(0),
+          protocol: 0,
+          pingInterval: 0,
+          pingMaxOut: 0,
+        };
+      }
+      const c = ClientInfo.decode(proto);
+      return {
+        id: c.ID,
+        hbInbox: c.HbInbox,
+        connID: c.ConnID,
+        protocol: c.Protocol,
+        pingInterval: c.PingInterval,
+        pingMaxOut: c.PingMaxOut,
+      };
+    },
   );
-  const info = infoRes.rows[0]?.info;
-  const clientRes = await pool.query<{
-    id: string;
-    hb_inbox: string;
-    conn_id: Buffer;
-    protocol: number;
-    ping_interval: number;
-    ping_max_out: number;
-  }>('SELECT * FROM wb_clients ORDER BY id');
-  const clients: ClientRecord[] = clientRes.rows.map((r) => ({
-    id: r.id,
-    hbInbox: r.hb_inbox,
-    connID: r.conn_id,
-    protocol: r.protocol,
-    pingInterval: r.ping_interval,
-    pingMaxOut: r.ping_max_out,
-  }));
-  const chRes = await pool.query<ChannelRow>('SELECT * FROM wb_channels ORDER BY id');
+  const [maxSub] = await db.read('SELECT COALESCE(MAX(subid), 0) FROM Subscriptions');
+  const maxSubId = num(maxSub?.[0]);
   const channels: SqlChannel[] = [];
-  const byId = new Map<number, SqlChannel>();
-  let maxChannelId = 0;
-  for (const row of chRes.rows) {
-    const ch = makeChannel(row.id, row.name);
-    await loadIndex(pool, ch, Number(row.first_seq));
-    ch.msgs.restoreSequences(Number(row.first_seq), Number(row.last_seq));
-    ch.subs.restoreMaxId(Number(row.max_sub_id));
+  for (const row of await db.read(
+    'SELECT id, name, maxseq FROM Channels WHERE deleted = FALSE ORDER BY id',
+  )) {
+    const id = num(row[0]);
+    const ch = makeChannel(id, str(row[1]));
+    const storedMaxSeq = num(row[2]);
+    await loadIndex(db, ch);
+    let maxSeq = storedMaxSeq;
+    maxSeq = Math.max(maxSeq, await recoverSubs(db, ch));
+    ch.msgs.restoreSequences(maxSeq, storedMaxSeq);
     channels.push(ch);
-    byId.set(row.id, ch);
-    if (row.id > maxChannelId) maxChannelId = row.id;
   }
-  const pendingRes = await pool.query<{ channel_id: number; sub_id: string; seq: string }>(
-    'SELECT channel_id, sub_id, seq FROM wb_pending ORDER BY channel_id, sub_id, seq',
-  );
-  const pending = new Map<string, number[]>();
-  for (const p of pendingRes.rows) {
-    const key = `${p.channel_id}/${p.sub_id}`;
-    let list = pending.get(key);
-    if (list === undefined) pending.set(key, (list = []));
-    list.push(Number(p.seq));
-  }
-  const subRes = await pool.query<SubRow>('SELECT * FROM wb_subs ORDER BY channel_id, id');
-  for (const r of subRes.rows) {
-    const ch = byId.get(r.channel_id);
-    if (ch === undefined) continue;
-    ch.subs.restore(
-      {
-        id: Number(r.id),
-        clientID: r.client_id,
-        qGroup: r.q_group,
-        inbox: r.inbox,
-        ackInbox: r.ack_inbox,
-        maxInFlight: r.max_in_flight,
-        ackWaitInSecs: r.ack_wait,
-        durableName: r.durable_name,
-        lastSent: Number(r.last_sent),
-        isDurable: r.is_durable,
-        isClosed: r.is_closed,
-      },
-      pending.get(`${r.channel_id}/${r.id}`) ?? [],
-    );
-  }
-  return { info, clients, channels, maxChannelId };
+  return { info, clients, channels, maxChannelId, maxSubId };
 }
 
-// Keyset pages over the primary key: the blocks' sizes and timestamps, never their
-// data. Messages before the channel's first_seq (in a block partly dropped) are not
-// stored any more.
-async function loadIndex(pool: pg.Pool, ch: SqlChannel, firstSeq: number): Promise<void> {
-  let after = firstSeq - 1;
-  for (;;) {
-    const res = await pool.query<[string, string, string[], number[]]>({
-      text:
-        'SELECT first_seq, last_seq, ts, sizes FROM wb_msg_blocks' +
-        ' WHERE channel_id = $1 AND last_seq > $2 ORDER BY last_seq LIMIT $3',
-      values: [ch.id, after, PAGE],
-      rowMode: 'array',
-    });
-    for (const [first, , stamps, sizes] of res.rows) {
-      const base = Number(first);
-      for (let i = 0; i < sizes.length; i++) {
-        const seq = base + i;
-        if (seq >= firstSeq) ch.msgs.restoreEntry(seq, sizes[i]!, Long.fromString(stamps[i]!));
-      }
-    }
-    if (res.rows.length < PAGE) return;
-    after = Number(res.rows[res.rows.length - 1]![1]);
+function serverInfo(row: Row): ServerInfoRecord {
+  const version = num(row[2]);
+  if (version !== SCHEMA_VERSION) {
+    throw new Error(`sql: unsupported version: ${version} (supports [1..${SCHEMA_VERSION}])`);
   }
+  const decoded = ServerInfo.decode(buf(row[1]));
+  const clusterId = str(row[0]);
+  if (decoded.ClusterID !== clusterId) {
+    throw new Error(
+      `sql: id "${clusterId}" in column does not match cluster ID in data "${decoded.ClusterID}"`,
+    );
+  }
+  return {
+    clusterID: decoded.ClusterID,
+    discovery: decoded.Discovery,
+    publish: decoded.Publish,
+    subscribe: decoded.Subscribe,
+    unsubscribe: decoded.Unsubscribe,
+    close: decoded.Close,
+    subClose: decoded.SubClose,
+    acksSubs: decoded.AcksSubs,
+    nodeID: decoded.NodeID,
+  };
+}
+
+// Keyset pages over the primary key: sequence, timestamp and size, never the data.
+async function loadIndex(db: SqlDb, ch: SqlChannel): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const rows = await db.read(
+      `SELECT seq, timestamp, size FROM Messages WHERE id = ${ch.id} AND seq > ${after}` +
+        ` ORDER BY seq LIMIT ${PAGE}`,
+    );
+    for (const r of rows) {
+      ch.msgs.restoreEntry(num(r[0]), num(r[2]), Long.fromString(String(r[1])));
+    }
+    if (rows.length < PAGE) return;
+    after = num(rows[rows.length - 1]![0]);
+  }
+}
+
+/** Restores the channel's subscriptions; returns the highest lastSent among them. */
+async function recoverSubs(db: SqlDb, ch: SqlChannel): Promise<number> {
+  let maxSeq = 0;
+  const r = db.dialect.rowColumn;
+  const subs = await db.read(
+    `SELECT subid, lastsent, proto, deleted FROM Subscriptions WHERE id = ${ch.id} ORDER BY subid`,
+  );
+  for (const s of subs) {
+    const lastSentCol = num(s[1]);
+    const deleted = s[3] === true || num(s[3]) === 1;
+    if (deleted) {
+      ch.subs.restoreMarked();
+      continue;
+    }
+    const protoBytes = buf(s[2]);
+    if (s[2] === null || s[2] === undefined) {
+      maxSeq = Math.max(maxSeq, lastSentCol);
+      continue;
+    }
+    const st = SubState.decode(protoBytes);
+    let lastSent = Math.max(lastSentCol, Number(st.lastSent));
+    const rows: Row[] = await db.read(
+      `SELECT ${r}, seq, lastsent, pending, acks FROM SubsPending WHERE subid = ${num(s[0])}` +
+        ` ORDER BY ${r}`,
+    );
+    const pending = new Set<number>();
+    const where = new Map<number, number | null>();
+    let rewrite = false;
+    let maxRow = 0;
+    for (const p of rows) {
+      const rowId = num(p[0]);
+      const seq = num(p[1]);
+      maxRow = Math.max(maxRow, rowId);
+      if (seq > 0) {
+        if (pending.has(seq)) rewrite = true;
+        pending.add(seq);
+        where.set(seq, null);
+        lastSent = Math.max(lastSent, seq);
+        continue;
+      }
+      lastSent = Math.max(lastSent, num(p[2]));
+      for (const q of decodeSeqs(p[3])) {
+        if (pending.has(q)) rewrite = true;
+        pending.add(q);
+        where.set(q, rowId);
+      }
+      const acks = decodeSeqs(p[4]);
+      if (acks.length > 0) rewrite = true;
+      for (const q of acks) pending.delete(q);
+    }
+    const rec: RecoveredPending = { pending, rows: where, rewrite };
+    ch.subs.restore(
+      {
+        id: num(s[0]),
+        clientID: st.clientID,
+        qGroup: st.qGroup,
+        inbox: st.inbox,
+        ackInbox: st.ackInbox,
+        maxInFlight: st.maxInFlight,
+        ackWaitInSecs: st.ackWaitInSecs,
+        durableName: st.durableName,
+        lastSent,
+        isDurable: st.isDurable,
+        isClosed: st.isClosed,
+      },
+      rec,
+      maxRow,
+    );
+    maxSeq = Math.max(maxSeq, lastSent);
+  }
+  return maxSeq;
 }

@@ -1,125 +1,127 @@
-// The SQL store's schema, as versioned migrations. Our own tables (prefix `wb_`, so
-// they can sit beside the reference server's in one database), created by the
-// server itself: the reference asks its users to run a script first.
+// The SQL store's schema: the reference's own (nats-streaming-server's
+// scripts/postgres.db.sql and scripts/mysql.db.sql, version 1 with the 0.10.0
+// Clients.proto column), so that a database written by either server is served by
+// the other. The reference asks its users to run the script first; wirebus creates
+// whatever table is missing itself, with the same definitions.
 //
-// wb_schema_version holds the version applied. Migrations run in one transaction
-// under an advisory lock, so two servers of a fault-tolerance group starting at once
-// migrate once; a database newer than this code is refused rather than misread.
-import type pg from 'pg';
+// wirebus's former schema (tables wb_*, one row per block of messages) is gone: it
+// was faster only for small messages published with no subscriber, slower otherwise
+// (bench/RESULTS.md), not enough to keep a second schema. A database that holds it
+// is refused with a message saying so.
+import type { Row, SqlDb, SqlDriver } from './db.js';
 
-/** Advisory lock key held while migrating ("wbschema" in ASCII, truncated to int8). */
-const MIGRATION_LOCK = 0x7762736368656d61n;
+/** ServerInfo.version: the reference's sqlVersion. */
+export const SCHEMA_VERSION = 1;
 
-const MIGRATIONS: readonly string[] = [
-  // 1: the store and the fault-tolerance lock.
-  `
-  CREATE TABLE wb_server (
-    id smallint PRIMARY KEY DEFAULT 1 CHECK (id = 1),
-    info jsonb NOT NULL
-  );
-  CREATE TABLE wb_clients (
-    id text PRIMARY KEY,
-    hb_inbox text NOT NULL,
-    conn_id bytea NOT NULL,
-    protocol integer NOT NULL,
-    ping_interval integer NOT NULL,
-    ping_max_out integer NOT NULL
-  );
-  -- first_seq/last_seq are written in the transaction that stores or drops messages:
-  -- they survive when every message of a channel is gone (first = last + 1).
-  CREATE TABLE wb_channels (
-    id integer PRIMARY KEY,
-    name text NOT NULL UNIQUE,
-    first_seq bigint NOT NULL DEFAULT 0,
-    last_seq bigint NOT NULL DEFAULT 0,
-    max_sub_id bigint NOT NULL DEFAULT 0
-  );
-  -- Messages in blocks of consecutive sequences (see msgs.ts): data is their marshaled
-  -- MsgProtos end to end, sizes their lengths (the SQL byte accounting), ts their
-  -- timestamps. Blocks never overlap: last_seq identifies one. Stored as is, not
-  -- compressed (MsgProtos of small payloads hardly compress; the CPU is better spent).
-  CREATE TABLE wb_msg_blocks (
-    channel_id integer NOT NULL,
-    last_seq bigint NOT NULL,
-    first_seq bigint NOT NULL,
-    ts bigint[] NOT NULL,
-    sizes integer[] NOT NULL,
-    data bytea NOT NULL,
-    PRIMARY KEY (channel_id, last_seq)
-  );
-  ALTER TABLE wb_msg_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
-  CREATE TABLE wb_subs (
-    channel_id integer NOT NULL,
-    id bigint NOT NULL,
-    client_id text NOT NULL,
-    q_group text NOT NULL,
-    inbox text NOT NULL,
-    ack_inbox text NOT NULL,
-    max_in_flight integer NOT NULL,
-    ack_wait integer NOT NULL,
-    durable_name text NOT NULL,
-    last_sent bigint NOT NULL,
-    is_durable boolean NOT NULL,
-    is_closed boolean NOT NULL,
-    PRIMARY KEY (channel_id, id)
-  );
-  -- One row per message sent and not acked yet.
-  CREATE TABLE wb_pending (
-    channel_id integer NOT NULL,
-    sub_id bigint NOT NULL,
-    seq bigint NOT NULL,
-    PRIMARY KEY (channel_id, sub_id, seq)
-  );
-  -- The fault-tolerance lock: the active server's id, refreshed (tick, updated_at on
-  -- the database's clock) while it lives; stale past the lease, it can be taken.
-  CREATE TABLE wb_lock (
-    id smallint PRIMARY KEY DEFAULT 1 CHECK (id = 1),
-    owner text NOT NULL DEFAULT '',
-    tick bigint NOT NULL DEFAULT 0,
-    updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
-  );
-  INSERT INTO wb_lock (id) VALUES (1);
-  -- Fencing: every write transaction of a fault-tolerant server starts with this, so
-  -- a server that lost the lock cannot write, and holding the row FOR SHARE keeps the
-  -- lock from being taken while the transaction runs.
-  CREATE FUNCTION wb_check_lock(me text) RETURNS void LANGUAGE plpgsql AS $$
-  BEGIN
-    PERFORM 1 FROM wb_lock WHERE id = 1 AND owner = me FOR SHARE;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'lost store lock' USING ERRCODE = 'WB001';
-    END IF;
-  END $$;
-  `,
-];
+const TABLES: Record<SqlDriver, readonly (readonly [string, string])[]> = {
+  postgres: [
+    [
+      'serverinfo',
+      'CREATE TABLE IF NOT EXISTS ServerInfo (uniquerow INTEGER DEFAULT 1, id VARCHAR(1024), proto BYTEA, version INTEGER, PRIMARY KEY (uniquerow))',
+    ],
+    [
+      'clients',
+      'CREATE TABLE IF NOT EXISTS Clients (id VARCHAR(1024), hbinbox TEXT, proto BYTEA, PRIMARY KEY (id))',
+    ],
+    [
+      'channels',
+      'CREATE TABLE IF NOT EXISTS Channels (id INTEGER, name VARCHAR(1024) NOT NULL, maxseq BIGINT DEFAULT 0, maxmsgs INTEGER DEFAULT 0, maxbytes BIGINT DEFAULT 0, maxage BIGINT DEFAULT 0, deleted BOOL DEFAULT FALSE, PRIMARY KEY (id));' +
+        ' CREATE INDEX IF NOT EXISTS Idx_ChannelsName ON Channels (name)',
+    ],
+    [
+      'messages',
+      'CREATE TABLE IF NOT EXISTS Messages (id INTEGER, seq BIGINT, timestamp BIGINT, size INTEGER, data BYTEA, CONSTRAINT PK_MsgKey PRIMARY KEY(id, seq));' +
+        ' CREATE INDEX IF NOT EXISTS Idx_MsgsTimestamp ON Messages (timestamp)',
+    ],
+    [
+      'subscriptions',
+      'CREATE TABLE IF NOT EXISTS Subscriptions (id INTEGER, subid BIGINT, lastsent BIGINT DEFAULT 0, proto BYTEA, deleted BOOL DEFAULT FALSE, CONSTRAINT PK_SubKey PRIMARY KEY(id, subid))',
+    ],
+    [
+      'subspending',
+      'CREATE TABLE IF NOT EXISTS SubsPending (subid BIGINT, row BIGINT, seq BIGINT DEFAULT 0, lastsent BIGINT DEFAULT 0, pending BYTEA, acks BYTEA, CONSTRAINT PK_MsgPendingKey PRIMARY KEY(subid, row));' +
+        ' CREATE INDEX IF NOT EXISTS Idx_SubsPendingSeq ON SubsPending (seq)',
+    ],
+    ['storelock', 'CREATE TABLE IF NOT EXISTS StoreLock (id VARCHAR(30), tick BIGINT DEFAULT 0)'],
+  ],
+  mysql: [
+    [
+      'serverinfo',
+      'CREATE TABLE IF NOT EXISTS ServerInfo (uniquerow INT DEFAULT 1, id VARCHAR(1024), proto BLOB, version INTEGER, PRIMARY KEY (uniquerow))',
+    ],
+    [
+      'clients',
+      'CREATE TABLE IF NOT EXISTS Clients (id VARCHAR(1024), hbinbox TEXT, proto BLOB, PRIMARY KEY (id(256)))',
+    ],
+    [
+      'channels',
+      'CREATE TABLE IF NOT EXISTS Channels (id INTEGER, name VARCHAR(1024) NOT NULL, maxseq BIGINT UNSIGNED DEFAULT 0, maxmsgs INTEGER DEFAULT 0, maxbytes BIGINT DEFAULT 0, maxage BIGINT DEFAULT 0, deleted BOOL DEFAULT FALSE, PRIMARY KEY (id), INDEX Idx_ChannelsName (name(256)))',
+    ],
+    [
+      'messages',
+      'CREATE TABLE IF NOT EXISTS Messages (id INTEGER, seq BIGINT UNSIGNED, timestamp BIGINT, size INTEGER, data BLOB, CONSTRAINT PK_MsgKey PRIMARY KEY(id, seq), INDEX Idx_MsgsTimestamp (timestamp))',
+    ],
+    [
+      'subscriptions',
+      'CREATE TABLE IF NOT EXISTS Subscriptions (id INTEGER, subid BIGINT UNSIGNED, lastsent BIGINT UNSIGNED DEFAULT 0, proto BLOB, deleted BOOL DEFAULT FALSE, CONSTRAINT PK_SubKey PRIMARY KEY(id, subid))',
+    ],
+    [
+      'subspending',
+      'CREATE TABLE IF NOT EXISTS SubsPending (subid BIGINT UNSIGNED, `row` BIGINT UNSIGNED, seq BIGINT UNSIGNED DEFAULT 0, lastsent BIGINT UNSIGNED DEFAULT 0, pending BLOB, acks BLOB, CONSTRAINT PK_MsgPendingKey PRIMARY KEY(subid, `row`), INDEX Idx_SubsPendingSeq(seq))',
+    ],
+    [
+      'storelock',
+      'CREATE TABLE IF NOT EXISTS StoreLock (id VARCHAR(30), tick BIGINT UNSIGNED DEFAULT 0)',
+    ],
+  ],
+};
 
-export const SCHEMA_VERSION = MIGRATIONS.length;
+/** The statements that create the reference's tables (for tools and tests). */
+export function schemaStatements(driver: SqlDriver): string[] {
+  return TABLES[driver].map(([, ddl]) => ddl);
+}
 
-/** Brings the database to SCHEMA_VERSION; returns the version found before. */
-export async function migrate(client: pg.ClientBase): Promise<number> {
-  await client.query('BEGIN');
-  try {
-    await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await client.query('CREATE TABLE IF NOT EXISTS wb_schema_version (version integer NOT NULL)');
-    const res = await client.query<{ v: number | null }>(
-      'SELECT max(version) AS v FROM wb_schema_version',
+/** The tables of the current schema (the database's own, lower case). */
+async function tablesOf(db: SqlDb): Promise<Set<string>> {
+  const schema = db.driver === 'postgres' ? 'current_schema()' : 'DATABASE()';
+  const rows: Row[] = await db.read(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema}`,
+  );
+  return new Set(rows.map((r) => String(r[0]).toLowerCase()));
+}
+
+/**
+ * Creates the tables that are missing (a database prepared with the reference's
+ * script has them all) and adds Clients.proto to a database older than 0.10.0.
+ */
+export async function ensureSchema(db: SqlDb): Promise<void> {
+  let tables = await tablesOf(db);
+  if (tables.has('wb_msg_blocks') || tables.has('wb_schema_version')) {
+    throw new Error(
+      'sql: this database holds the tables of an older wirebus (wb_*), which this ' +
+        'version no longer reads: it uses the tables of nats-streaming-server ' +
+        '(ServerInfo, Channels, Messages...). Start it on an empty database, or keep ' +
+        'the older wirebus on this one',
     );
-    const found = res.rows[0]?.v ?? 0;
-    if (found > SCHEMA_VERSION) {
-      throw new Error(
-        `database schema version ${found} is newer than this server supports (${SCHEMA_VERSION})`,
-      );
+  }
+  const missing = TABLES[db.driver].filter(([name]) => !tables.has(name));
+  if (missing.length > 0) {
+    try {
+      await db.write(missing.map(([, ddl]) => ddl));
+    } catch (err) {
+      // A member of a fault-tolerance group starting at the same time made them first.
+      tables = await tablesOf(db);
+      if (missing.some(([name]) => !tables.has(name))) throw err;
     }
-    for (let v = found + 1; v <= SCHEMA_VERSION; v++) {
-      await client.query(MIGRATIONS[v - 1]!);
-    }
-    if (found < SCHEMA_VERSION) {
-      await client.query('DELETE FROM wb_schema_version');
-      await client.query(`INSERT INTO wb_schema_version (version) VALUES (${SCHEMA_VERSION})`);
-    }
-    await client.query('COMMIT');
-    return found;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+  }
+  const cols = await db.read(
+    'SELECT column_name FROM information_schema.columns' +
+      ` WHERE table_schema = ${db.driver === 'postgres' ? 'current_schema()' : 'DATABASE()'}` +
+      " AND lower(table_name) = 'clients'",
+  );
+  if (!cols.some((r) => String(r[0]).toLowerCase() === 'proto')) {
+    await db.write([
+      `ALTER TABLE Clients ADD proto ${db.driver === 'postgres' ? 'BYTEA' : 'BLOB'}`,
+    ]);
   }
 }

@@ -1,17 +1,20 @@
-// The SQL store (`-st SQL --sql_driver postgres --sql_source <dsn>`): channels,
-// messages, clients and subscriptions in PostgreSQL, through `pg`.
+// The SQL store (`-st SQL --sql_driver postgres|mysql --sql_source <dsn>`): channels,
+// messages, clients and subscriptions in PostgreSQL (through `pg`) or MySQL/MariaDB
+// (through `mysql2`), in the reference's tables (schema.ts), so that
+// nats-streaming-server and wirebus serve each other's databases.
 //
 // The Store contract (synchronous, visible writes; durable at flush) is met with an
 // in-memory mirror of everything the server reads synchronously (channels with their
 // first/last sequences and message index, subscriptions with pending sets, clients)
 // and a write queue that commits in batches (writer.ts): one transaction and one
 // round trip per batch, whatever it holds. Message bodies are read back from the
-// database only for subscribers behind the newest RECENT_MAX messages.
+// database only for subscribers behind the newest messages kept in memory.
 //
 // Connections: one for writes (batches must commit in order), a few for reads (a
 // catching-up subscriber never waits behind a batch), one for the fault-tolerance
 // lock (its refresh never waits behind either).
-import pg from 'pg';
+import { ServerInfo, ClientInfo } from '../../protocol/generated/index.js';
+import { millisToNanos } from '../../protocol/int64.js';
 import { ChannelRegistry, RegistryStore } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
@@ -25,25 +28,42 @@ import type {
   StoreHooks,
 } from '../types.js';
 import { SqlChannel } from './channel.js';
-import { bytea, int, intArray, text } from './literal.js';
+import {
+  LockLostError,
+  openDb,
+  type SqlDb,
+  type SqlDialect,
+  type SqlDriver,
+  type Statement,
+} from './db.js';
+import { dialectOf } from './dialect.js';
+import { buf, int, long, num } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
-import type { StoredBlock } from './msgs.js';
+import type { FetchedMsg } from './msgs.js';
 import { recoverSql } from './recover.js';
-import { migrate } from './schema.js';
+import { ensureSchema, SCHEMA_VERSION } from './schema.js';
+import type { SubIds } from './subs.js';
 import { BatchWriter, type Sealed } from './writer.js';
 
 export interface SqlStoreOptions extends StoreHooks {
-  /** PostgreSQL connection string (`--sql_source`). */
+  /** `--sql_driver`: postgres (default) or mysql. */
+  readonly driver?: SqlDriver;
+  /** `--sql_source`: the connection string, as the reference's drivers take it. */
   readonly source: string;
+  /** `--sql_no_caching`: one SubsPending row per pending sequence (see subs.ts). */
+  readonly noCaching?: boolean;
+  /**
+   * `--sql_max_open_conns`: connections at most (0: the default, 6). wirebus needs
+   * at least 2 (one for writes, one for reads), 3 in a fault-tolerance group.
+   */
+  readonly maxOpenConns?: number;
   /** Limits as configured (validated here; throws StoreError INVALID_LIMITS), or resolved. */
   readonly limits?: StoreLimitsConfig | ResolvedLimits;
-  /** The name this server writes into the fault-tolerance lock row (its server ID). */
+  /** The name this server writes into the StoreLock row (its server ID, at most 30 characters). */
   readonly lockOwner?: string;
   readonly lockTiming?: LockTiming;
   /** The fault-tolerance lock was lost: the server must stop serving at once. */
   readonly onLockLost?: (why: string) => void;
-  /** Connections for reads (`--sql_max_open_conns`, less the writer's and the lock's). */
-  readonly readConnections?: number;
   /** The database stopped taking writes / takes them again (for the log). */
   readonly onDatabaseDown?: (err: Error) => void;
   readonly onDatabaseUp?: () => void;
@@ -53,9 +73,10 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   readonly type = 'SQL' as const;
   readonly limits: ResolvedLimits;
   private readonly hooks: StoreHooks;
-  private readonly writePool: pg.Pool;
-  private readonly readPool: pg.Pool;
-  private readonly lockPool: pg.Pool;
+  readonly driver: SqlDriver;
+  private readonly dialect: SqlDialect;
+  private db: Promise<SqlDb> | undefined;
+  private readonly subIds: SubIds = { max: 0 };
   private readonly writer: BatchWriter;
   private readonly lock: SqlLock;
   protected readonly channelsByName: ChannelRegistry<SqlChannel>;
@@ -64,10 +85,8 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   private laterTimer: NodeJS.Timeout | undefined;
   private laterAt = 0;
   private closed = false;
-  private ready: Promise<void> | undefined;
   // Changes not yet taken by a batch.
   private ordered: string[] = [];
-  private info: ServerInfoRecord | undefined;
   private readonly clientChanges = new Map<string, ClientRecord | null>();
   private readonly changedChannels = new Set<SqlChannel>();
   private readonly isClosed = (): boolean => this.closed;
@@ -78,25 +97,11 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
     this.hooks = options;
-    const pool = (max: number, name: string): pg.Pool => {
-      const p = new pg.Pool({
-        connectionString: options.source,
-        max,
-        application_name: `wirebus-${name}`,
-        connectionTimeoutMillis: 5000,
-        keepAlive: true,
-      });
-      // An idle connection that breaks (database restarted) is dropped by the pool;
-      // the next query opens a new one. Without a listener it would crash the process.
-      p.on('error', () => undefined);
-      return p;
-    };
-    this.writePool = pool(1, 'write');
-    this.readPool = pool(Math.max(1, options.readConnections ?? 4), 'read');
-    this.lockPool = pool(1, 'lock');
+    this.driver = options.driver ?? 'postgres';
+    this.dialect = dialectOf(this.driver);
     this.lock = new SqlLock(
-      this.lockPool,
-      options.lockOwner ?? `wirebus-${process.pid}-${Date.now()}`,
+      () => this.ensureReady(),
+      options.lockOwner ?? `wirebus-${process.pid}-${Date.now().toString(36)}`,
       options.lockTiming ?? DEFAULT_LOCK_TIMING,
       (why) => {
         this.options.onLockLost?.(why);
@@ -118,22 +123,41 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
 
   async recover(): Promise<RecoveredState | undefined> {
     this.checkOpen();
-    await this.ensureReady();
-    const state = await recoverSql(this.readPool, (id, name) => this.newChannel(id, name));
+    const db = await this.ensureReady();
+    const state = await recoverSql(db, (id, name) => this.newChannel(id, name));
     for (const ch of state.channels) this.channelsByName.add(ch);
     this.nextChannelId = state.maxChannelId + 1;
+    this.subIds.max = Math.max(this.subIds.max, state.maxSubId);
+    // Limits as configured now, recorded as the reference does (they may differ).
+    for (const ch of state.channels) {
+      this.ordered.push(`UPDATE Channels SET ${this.limitColumns(ch)} WHERE id = ${ch.id}`);
+      ch.queued = true;
+      this.changedChannels.add(ch);
+    }
+    if (state.channels.length > 0) this.writer.kick();
     for (const c of state.clients) this.clientMap.set(c.id, c);
     if (state.info === undefined) return undefined;
-    this.info = state.info;
     return { info: state.info, clients: state.clients, channels: state.channels };
   }
 
   init(info: ServerInfoRecord): void {
     this.checkOpen();
-    this.info = { ...info };
+    const proto = ServerInfo.encode({
+      ClusterID: info.clusterID,
+      Discovery: info.discovery,
+      Publish: info.publish,
+      Subscribe: info.subscribe,
+      Unsubscribe: info.unsubscribe,
+      Close: info.close,
+      SubClose: info.subClose,
+      AcksSubs: info.acksSubs,
+      NodeID: info.nodeID,
+    }).finish();
+    const d = this.dialect;
     this.ordered.push(
-      `INSERT INTO wb_server (id, info) VALUES (1, ${text(JSON.stringify(this.info))}::jsonb)` +
-        ' ON CONFLICT (id) DO UPDATE SET info = EXCLUDED.info',
+      'DELETE FROM ServerInfo',
+      'INSERT INTO ServerInfo (uniquerow, id, proto, version)' +
+        ` VALUES (1, ${d.text(info.clusterID)}, ${d.bytes(proto)}, ${SCHEMA_VERSION})`,
     );
     this.writer.kick();
   }
@@ -162,9 +186,11 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     this.channelsByName.checkCreate(name);
     const channel = this.newChannel(this.nextChannelId++, name);
     this.channelsByName.add(channel);
+    const l = channel.limits;
     this.ordered.push(
-      `INSERT INTO wb_channels (id, name) VALUES (${channel.id}, ${text(name)})` +
-        ' ON CONFLICT (id) DO NOTHING',
+      'INSERT INTO Channels (id, name, maxmsgs, maxbytes, maxage) VALUES' +
+        ` (${channel.id}, ${this.dialect.text(name)}, ${int(l.maxMsgs)}, ${int(l.maxBytes)},` +
+        ` ${long(millisToNanos(l.maxAge))}) ${this.dialect.ignoreDuplicate('id')}`,
     );
     this.writer.kick();
     return channel;
@@ -176,11 +202,14 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     channel.dispose();
     this.changedChannels.delete(channel);
     const id = channel.id;
+    // The reference marks the row deleted, then removes the rest in the background;
+    // here both in one transaction (a crash leaves the channel whole or gone).
     this.ordered.push(
-      `DELETE FROM wb_msg_blocks WHERE channel_id = ${id}`,
-      `DELETE FROM wb_pending WHERE channel_id = ${id}`,
-      `DELETE FROM wb_subs WHERE channel_id = ${id}`,
-      `DELETE FROM wb_channels WHERE id = ${id}`,
+      `UPDATE Channels SET deleted = TRUE WHERE id = ${id}`,
+      `DELETE FROM SubsPending WHERE subid IN (SELECT subid FROM Subscriptions WHERE id = ${id})`,
+      `DELETE FROM Messages WHERE id = ${id}`,
+      `DELETE FROM Subscriptions WHERE id = ${id}`,
+      `DELETE FROM Channels WHERE id = ${id}`,
     );
     this.writer.kick();
   }
@@ -208,7 +237,15 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     this.writer.kick();
     await this.writer.close();
     await this.lock.release();
-    await Promise.all([this.writePool.end(), this.readPool.end(), this.lockPool.end()]);
+    if (this.db !== undefined) await (await this.db.catch(() => undefined))?.end();
+  }
+
+  private limitColumns(ch: SqlChannel): string {
+    const l = ch.limits;
+    return (
+      `maxmsgs = ${int(l.maxMsgs)}, maxbytes = ${int(l.maxBytes)},` +
+      ` maxage = ${long(millisToNanos(l.maxAge))}`
+    );
   }
 
   private newChannel(id: number, name: string): SqlChannel {
@@ -219,6 +256,9 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
       {
         isClosed: this.isClosed,
         unavailable: this.unavailable,
+        dialect: this.dialect,
+        noCaching: this.options.noCaching ?? false,
+        subIds: this.subIds,
         changed: (ch) => {
           ch.queued = true;
           this.changedChannels.add(ch);
@@ -251,44 +291,45 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     this.laterTimer.unref();
   }
 
-  // The block holding `from` is the first with last_seq >= from (blocks never overlap).
-  private async fetch(channelId: number, from: number, to: number): Promise<StoredBlock[]> {
-    const res = await this.readPool.query<{ first_seq: string; sizes: number[]; data: Buffer }>(
-      'SELECT first_seq, sizes, data FROM wb_msg_blocks' +
-        ' WHERE channel_id = $1 AND last_seq >= $2 AND first_seq <= $3' +
-        ' ORDER BY last_seq LIMIT 64',
-      [channelId, from, to],
+  private async fetch(channelId: number, from: number, to: number): Promise<FetchedMsg[]> {
+    const db = await this.ensureReady();
+    const rows = await db.read(
+      `SELECT seq, data FROM Messages WHERE id = ${channelId}` +
+        ` AND seq >= ${int(from)} AND seq <= ${int(to)} ORDER BY seq`,
     );
-    return res.rows.map((r) => ({ first: Number(r.first_seq), sizes: r.sizes, data: r.data }));
+    return rows.map((r) => ({ seq: num(r[0]), data: buf(r[1]) }));
   }
 
-  private ensureReady(): Promise<void> {
-    this.ready ??= this.migrate().catch((err: unknown) => {
-      this.ready = undefined;
+  private ensureReady(): Promise<SqlDb> {
+    this.db ??= this.open().catch((err: unknown) => {
+      this.db = undefined;
       throw err;
     });
-    return this.ready;
+    return this.db;
   }
 
-  private async migrate(): Promise<void> {
-    const client = await this.writePool.connect();
+  private async open(): Promise<SqlDb> {
+    const max = this.options.maxOpenConns ?? 0;
+    const db = await openDb(this.driver, {
+      source: this.options.source,
+      readConnections: max > 0 ? Math.max(1, max - 2) : 4,
+    });
     try {
-      await migrate(client);
-    } finally {
-      client.release();
-    }
-  }
-
-  private async exec(statements: string[]): Promise<void> {
-    await this.ensureReady();
-    // Fencing: a server of a fault-tolerance group writes only while it holds the lock.
-    const sql = this.lock.fencing
-      ? [`SELECT wb_check_lock(${text(this.lock.owner)})`, ...statements]
-      : statements;
-    try {
-      await this.writePool.query(sql.join(';\n'));
+      await ensureSchema(db);
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'WB001') {
+      await db.end().catch(() => undefined);
+      throw err;
+    }
+    return db;
+  }
+
+  private async exec(statements: Statement[]): Promise<void> {
+    const db = await this.ensureReady();
+    try {
+      // Fencing: a server of a fault-tolerance group writes only while it holds the lock.
+      await db.write(statements, this.lock.fencing ? this.lock.owner : undefined);
+    } catch (err) {
+      if (err instanceof LockLostError) {
         this.options.onLockLost?.('another server took the store lock');
       }
       throw err;
@@ -297,102 +338,36 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
 
   // Everything written since the last seal, as one transaction's statements.
   private seal(): Sealed | undefined {
-    const out = this.ordered;
+    const out: Statement[] = this.ordered;
     this.ordered = [];
-    const upserts: string[] = [];
-    const deletes: string[] = [];
-    for (const [id, c] of this.clientChanges) {
-      if (c === null) deletes.push(text(id));
-      else {
-        upserts.push(
-          `(${text(c.id)},${text(c.hbInbox)},${bytea(c.connID)},${int(c.protocol)},` +
-            `${int(c.pingInterval)},${int(c.pingMaxOut)})`,
-        );
+    const d = this.dialect;
+    if (this.clientChanges.size > 0) {
+      // As the reference's AddClient: a client recorded again replaces its row.
+      const ids = [...this.clientChanges.keys()].map((id) => d.text(id));
+      out.push(`DELETE FROM Clients WHERE id IN (${ids.join(',')})`);
+      const rows: string[] = [];
+      for (const c of this.clientChanges.values()) {
+        if (c === null) continue;
+        const proto = ClientInfo.encode({
+          ID: c.id,
+          HbInbox: c.hbInbox,
+          ConnID: c.connID,
+          Protocol: c.protocol,
+          PingInterval: c.pingInterval,
+          PingMaxOut: c.pingMaxOut,
+        }).finish();
+        rows.push(`(${d.text(c.id)},${d.text(c.hbInbox)},${d.bytes(proto)})`);
       }
-    }
-    this.clientChanges.clear();
-    if (deletes.length > 0) out.push(`DELETE FROM wb_clients WHERE id IN (${deletes.join(',')})`);
-    if (upserts.length > 0) {
-      out.push(
-        'INSERT INTO wb_clients (id, hb_inbox, conn_id, protocol, ping_interval, ping_max_out)' +
-          ` VALUES ${upserts.join(',')} ON CONFLICT (id) DO UPDATE SET` +
-          ' hb_inbox = EXCLUDED.hb_inbox, conn_id = EXCLUDED.conn_id,' +
-          ' protocol = EXCLUDED.protocol, ping_interval = EXCLUDED.ping_interval,' +
-          ' ping_max_out = EXCLUDED.ping_max_out',
-      );
+      if (rows.length > 0)
+        out.push(`INSERT INTO Clients (id, hbinbox, proto) VALUES ${rows.join(',')}`);
+      this.clientChanges.clear();
     }
     const changes = [...this.changedChannels].map((ch) => ({
       ch,
       c: ch.takeChanges(this.closed),
     }));
     this.changedChannels.clear();
-    for (const { c } of changes) out.push(...c.subs.pre, ...c.msgs.pre);
-    const blocks = changes.flatMap(({ ch, c }) =>
-      c.msgs.blocks.map(
-        (b) =>
-          `(${ch.id},${int(b.last)},${int(b.first)},${intArray(b.stamps, 'bigint')},` +
-          `${intArray(b.sizes, 'int')},${bytea(b.data)})`,
-      ),
-    );
-    if (blocks.length > 0) {
-      out.push(
-        'INSERT INTO wb_msg_blocks (channel_id, last_seq, first_seq, ts, sizes, data)' +
-          ` VALUES ${blocks.join(',')} ON CONFLICT DO NOTHING`,
-      );
-    }
-    for (const { c } of changes) out.push(...c.msgs.post);
-    if (changes.length > 0) {
-      out.push(
-        'UPDATE wb_channels c SET first_seq = v.f, last_seq = v.l, max_sub_id = v.m' +
-          ` FROM (VALUES ${changes.map(({ c }) => c.channelRow).join(',')}) AS v(id, f, l, m)` +
-          ' WHERE c.id = v.id',
-      );
-    }
-    const subs = changes.flatMap(({ c }) => c.subs.upserts);
-    if (subs.length > 0) {
-      out.push(
-        'INSERT INTO wb_subs (channel_id, id, client_id, q_group, inbox, ack_inbox,' +
-          ' max_in_flight, ack_wait, durable_name, last_sent, is_durable, is_closed)' +
-          ` VALUES ${subs.join(',')} ON CONFLICT (channel_id, id) DO UPDATE SET` +
-          ' client_id = EXCLUDED.client_id, q_group = EXCLUDED.q_group,' +
-          ' inbox = EXCLUDED.inbox, ack_inbox = EXCLUDED.ack_inbox,' +
-          ' max_in_flight = EXCLUDED.max_in_flight, ack_wait = EXCLUDED.ack_wait,' +
-          ' durable_name = EXCLUDED.durable_name, last_sent = EXCLUDED.last_sent,' +
-          ' is_durable = EXCLUDED.is_durable, is_closed = EXCLUDED.is_closed',
-      );
-    }
-    // Inserts before deletes: a row added and acked within one batch nets out.
-    const pendingRows = (pick: 'add' | 'del'): [number[], number[], number[]] => {
-      const chs: number[] = [];
-      const sids: number[] = [];
-      const seqs: number[] = [];
-      for (const { ch, c } of changes) {
-        const ss = pick === 'add' ? c.subs.addSubs : c.subs.delSubs;
-        const qs = pick === 'add' ? c.subs.addSeqs : c.subs.delSeqs;
-        for (let i = 0; i < ss.length; i++) {
-          chs.push(ch.id);
-          sids.push(ss[i]!);
-          seqs.push(qs[i]!);
-        }
-      }
-      return [chs, sids, seqs];
-    };
-    const [ac, as, aq] = pendingRows('add');
-    if (ac.length > 0) {
-      out.push(
-        'INSERT INTO wb_pending (channel_id, sub_id, seq) SELECT * FROM unnest(' +
-          `${intArray(ac, 'int')}, ${intArray(as, 'bigint')}, ${intArray(aq, 'bigint')})` +
-          ' ON CONFLICT DO NOTHING',
-      );
-    }
-    const [dc, ds, dq] = pendingRows('del');
-    if (dc.length > 0) {
-      out.push(
-        'DELETE FROM wb_pending p USING unnest(' +
-          `${intArray(dc, 'int')}, ${intArray(ds, 'bigint')}, ${intArray(dq, 'bigint')})` +
-          ' AS v(c, s, q) WHERE p.channel_id = v.c AND p.sub_id = v.s AND p.seq = v.q',
-      );
-    }
+    for (const { c } of changes) out.push(...c.msgs.statements, ...c.subs);
     if (out.length === 0) return undefined;
     return {
       statements: out,

@@ -12,11 +12,13 @@
 // the store refuses new messages (see SqlMsgStore.store), so nothing is acknowledged
 // that the database does not have.
 
+import type { Statement } from './db.js';
+
 export const RETRY_MS = 1000;
 
 export interface Sealed {
   /** Statements, without the separating semicolons. */
-  readonly statements: string[];
+  readonly statements: Statement[];
   /** Called once the batch committed. */
   readonly onCommit: () => void;
 }
@@ -25,7 +27,7 @@ export interface WriterHooks {
   /** Takes everything written since the last call; undefined if nothing was. */
   readonly seal: () => Sealed | undefined;
   /** Runs the statements as one transaction. */
-  readonly exec: (statements: string[]) => Promise<void>;
+  readonly exec: (statements: Statement[]) => Promise<void>;
   readonly onDown: (err: Error) => void;
   readonly onUp: () => void;
 }

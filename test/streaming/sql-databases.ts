@@ -1,0 +1,129 @@
+// A new database on either test server (PostgreSQL or MariaDB), as the tests that
+// run the same thing on both drivers need it: its source for wirebus and for the
+// reference, loading rows into it, dumping it.
+import { execFileSync } from 'node:child_process';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { schemaStatements } from '../../src/streaming/store/sql/schema.js';
+import type { SqlDriver } from '../../src/streaming/store/sql/index.js';
+import { skipWithoutMariaDb, testMariaDb } from '../helpers/mariadb.js';
+import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
+
+export const DRIVERS: readonly SqlDriver[] = ['postgres', 'mysql'];
+
+export function skipWithoutDriver(driver: SqlDriver): Promise<string | false> {
+  return driver === 'postgres' ? skipWithoutPostgres() : skipWithoutMariaDb();
+}
+
+export interface TestDatabase {
+  /** What wirebus's --sql_source takes. */
+  readonly source: string;
+  /** Its rows as INSERT statements (pg_dump / mariadb-dump). */
+  dump(): string;
+}
+
+export async function sqlDatabase(driver: SqlDriver): Promise<TestDatabase> {
+  if (driver === 'postgres') {
+    const p = await testPostgres();
+    if (typeof p === 'string') throw new Error(p);
+    const source = await p.createDatabase();
+    return {
+      source,
+      dump: () =>
+        execFileSync('pg_dump', ['--data-only', '--inserts', '--column-inserts', source], {
+          encoding: 'utf8',
+        }),
+    };
+  }
+  const m = await testMariaDb();
+  if (typeof m === 'string') throw new Error(m);
+  const source = await m.createDatabase();
+  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
+  return {
+    source,
+    dump: () =>
+      execFileSync(
+        'mariadb-dump',
+        [
+          '--no-defaults',
+          `-h${host}`,
+          `-P${port}`,
+          '-uroot',
+          '--no-create-info',
+          '--skip-extended-insert',
+          '--complete-insert',
+          '--hex-blob',
+          '--compact',
+          db!,
+        ],
+        { encoding: 'utf8' },
+      ),
+  };
+}
+
+/** The same database as the reference's drivers want it (lib/pq wants TLS unless told). */
+export function referenceSource(driver: SqlDriver, source: string): string {
+  return driver === 'postgres' ? `${source}?sslmode=disable` : source;
+}
+
+/** Creates the reference's tables in the database and runs `statements` there. */
+export async function loadInto(
+  driver: SqlDriver,
+  source: string,
+  statements: readonly string[],
+): Promise<void> {
+  const all = [...schemaStatements(driver), ...statements];
+  if (driver === 'postgres') {
+    const client = new pg.Client({ connectionString: source });
+    await client.connect();
+    try {
+      await client.query(all.join(';\n'));
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
+  const conn = await mysql.createConnection({
+    host: host!,
+    port: Number(port),
+    user: 'root',
+    database: db!,
+    multipleStatements: true,
+  });
+  try {
+    await conn.query(all.join(';\n'));
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Runs one query on the database; rows as objects. */
+export async function queryDb(
+  driver: SqlDriver,
+  source: string,
+  sql: string,
+): Promise<Record<string, unknown>[]> {
+  if (driver === 'postgres') {
+    const client = new pg.Client({ connectionString: source });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows as Record<string, unknown>[];
+    } finally {
+      await client.end();
+    }
+  }
+  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
+  const conn = await mysql.createConnection({
+    host: host!,
+    port: Number(port),
+    user: 'root',
+    database: db!,
+  });
+  try {
+    const [rows] = await conn.query(sql);
+    return rows as Record<string, unknown>[];
+  } finally {
+    await conn.end();
+  }
+}
