@@ -1,6 +1,8 @@
 // Streaming protobuf work per message: PubMsg decode (every publish), MsgProto encode
 // and the clock read (every stored message), PubAck encode (every publish), Ack decode
 // (every delivery), and marking a redelivery; then storing into the memory store.
+// The protobufjs rows are kept next to the hand-written codec the server uses
+// (protocol/wire.ts, writeMsgProto, encodePubAckFrom), to show what it saves.
 
 import {
   Ack,
@@ -12,23 +14,34 @@ import {
   seqFromLong,
   seqToLong,
 } from '../src/streaming/protocol/index.js';
+import { writeMsgProto } from '../src/streaming/protocol/msgproto.js';
+import { Slabs } from '../src/streaming/protocol/slabs.js';
+import { PubMsgView, decodeAck } from '../src/streaming/protocol/wire.js';
+import { encodePubAckFrom } from '../src/streaming/encode.js';
 import { MemoryStore, makeStoredMsg } from '../src/streaming/store/index.js';
 import { measure, type BenchResult } from './timing.js';
 
 export function streamingCodecBenchmarks(ms: number): BenchResult[] {
   const data = Buffer.alloc(128, 0x61);
-  const pubBytes = PubMsg.encode({
-    clientID: 'client-bench-1',
-    guid: 'XYZDEFGHIJKLMNOPQRSTUV',
-    subject: 'foo',
-    data,
-    connID: Buffer.from('ABCDEFGHIJKLMNOPQRSTUV'),
-  }).finish();
-  const ackBytes = Ack.encode({ subject: 'foo', sequence: seqToLong(123_456) }).finish();
+  const pubBytes = Buffer.from(
+    PubMsg.encode({
+      clientID: 'client-bench-1',
+      guid: 'XYZDEFGHIJKLMNOPQRSTUV',
+      subject: 'foo',
+      data,
+      connID: Buffer.from('ABCDEFGHIJKLMNOPQRSTUV'),
+    }).finish(),
+  );
+  const ackBytes = Buffer.from(
+    Ack.encode({ subject: 'foo', sequence: seqToLong(123_456) }).finish(),
+  );
   const ts = nowNanos();
   const stored = encodeMsgProto(1, ts, 'foo', '', data);
   let seq = 0;
   let sink = 0;
+  const view = new PubMsgView();
+  const slabs = new Slabs();
+  const fooBytes = Buffer.from('foo');
   const results = [
     measure(
       'stan PubMsg decode',
@@ -38,6 +51,24 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
         sink += PubMsg.decode(pubBytes).data.length;
       },
       '128 B payload',
+    ),
+    measure(
+      'stan PubMsg decode (hand)',
+      ms,
+      1000,
+      () => {
+        if (view.decode(pubBytes)) sink += view.dataEnd - view.dataStart;
+      },
+      '128 B payload, reused view',
+    ),
+    measure(
+      'stan MsgProto encode (hand)',
+      ms,
+      1000,
+      () => {
+        sink += writeMsgProto(slabs, ++seq, ts, fooBytes, '', data).length;
+      },
+      '128 B payload, into slabs',
     ),
     measure(
       'stan MsgProto encode',
@@ -56,6 +87,12 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
     }),
     measure('stan Ack decode', ms, 1000, () => {
       sink += seqFromLong(Ack.decode(ackBytes).sequence);
+    }),
+    measure('stan Ack decode (hand)', ms, 1000, () => {
+      sink += decodeAck(ackBytes, fooBytes);
+    }),
+    measure('stan PubAck encode (hand)', ms, 1000, () => {
+      sink += encodePubAckFrom(pubBytes, view.guidStart, view.guidEnd).length;
     }),
     measure('stan markRedelivered', ms, 1000, () => {
       sink += markRedelivered(stored, 3).length;

@@ -9,6 +9,7 @@ import { attachMonitor } from './monitor/index.js';
 import { ignoredFlagWarnings } from './ops/ignored-flags.js';
 import { runProcess } from './ops/lifecycle.js';
 import { writePidFile } from './ops/process-files.js';
+import { DEFAULT_PROCESS_NAME, setProcessName } from './ops/process-name.js';
 import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
 import { Server } from './server/server.js';
 import { PROTOCOL_VERSION, WIREBUS_VERSION } from './server/version.js';
@@ -16,7 +17,16 @@ import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.j
 import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
 import { websocketFromConfig } from './websocket/config.js';
 
-export async function main(argv: readonly string[]): Promise<number> {
+/**
+ * Runs the command with `argv` (the arguments after the script). `invokedAs` is the
+ * name the program was run by (bin/wirebus passes its script's basename): it names
+ * the ports file and the processes `--signal` looks for, as the reference's os.Args[0].
+ */
+export async function main(
+  argv: readonly string[],
+  invokedAs: string = DEFAULT_PROCESS_NAME,
+): Promise<number> {
+  setProcessName(invokedAs);
   let cl;
   try {
     cl = parseCommandLine(argv);

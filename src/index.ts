@@ -36,12 +36,10 @@ export {
   type MonitorResponse,
 } from './monitor/index.js';
 
-export {
-  StreamingServer,
-  StreamingStartError,
-  type StreamingOptions,
-  STREAMING_VERSION,
-} from './streaming/index.js';
+// Values only from the light module: the streaming layer itself loads when asked for.
+export type { StreamingServer } from './streaming/server.js';
+export type { StreamingOptions } from './streaming/options.js';
+export { StreamingStartError, STREAMING_VERSION } from './streaming/start-error.js';
 
 export { Cluster } from './cluster/cluster.js';
 export type { ClusterOptions, RoutePermissions } from './cluster/options.js';

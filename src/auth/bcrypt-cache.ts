@@ -8,8 +8,20 @@
 // Cache keys are HMACs under a key drawn at start, so no password, nor a fast
 // unsalted hash of one, is kept in memory.
 
-import bcrypt from 'bcrypt';
 import { createHmac, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+type Bcrypt = typeof import('bcrypt');
+let bcryptModule: Bcrypt | null = null;
+
+/**
+ * The native bcrypt module, loaded on the first compare: most servers never see a
+ * bcrypt hash, and loading it costs several milliseconds of every start-up.
+ */
+function bcrypt(): Bcrypt {
+  bcryptModule ??= createRequire(import.meta.url)('bcrypt') as Bcrypt;
+  return bcryptModule;
+}
 
 /** How long a verdict is reused. */
 const CACHE_TTL = 60_000;
@@ -54,10 +66,12 @@ export class BcryptCache {
     // The reference (Go's bcrypt) ignores the minor version letter; the native library
     // knows only $2a$ and $2b$, which hash alike, so $2x$ and $2y$ are read as $2b$.
     const normalized = /^\$2[xy]\$/.test(hash) ? '$2b$' + hash.slice(4) : hash;
-    const p = bcrypt.compare(password, normalized).then(
-      (ok) => ok,
-      () => false,
-    );
+    const p = bcrypt()
+      .compare(password, normalized)
+      .then(
+        (ok) => ok,
+        () => false,
+      );
     const done = p.then((ok) => {
       this.inFlight.delete(key);
       this.verdicts.set(key, { ok, expires: Date.now() + CACHE_TTL });

@@ -5,10 +5,23 @@
 // handshake timeout). With allow_non_tls, a plain client may go on in clear.
 
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { Server, TLSSocket } from 'node:tls';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import type { Client } from '../server/client.js';
+
+type Tls = typeof import('node:tls');
+let tlsModule: Tls | null = null;
+
+/**
+ * node:tls, loaded when a TLS layer is first built: servers without TLS do not pay
+ * for it at start-up.
+ */
+export function nodeTls(): Tls {
+  tlsModule ??= createRequire(import.meta.url)('node:tls') as Tls;
+  return tlsModule;
+}
 
 export interface TlsOptions {
   readonly certFile: string;
@@ -79,7 +92,7 @@ export class TlsLayer {
     this.options = options;
     const material = readTlsMaterial(options);
     try {
-      this.handshakes = createServer({
+      this.handshakes = nodeTls().createServer({
         ...material,
         minVersion: 'TLSv1.2',
         requestCert: options.verify,

@@ -7,17 +7,8 @@
 // certificate for the host it dialled.
 
 import { isIP, type Socket } from 'node:net';
-import {
-  checkServerIdentity,
-  connect,
-  createServer,
-  createSecureContext,
-  type PeerCertificate,
-  type SecureContext,
-  type Server,
-  type TLSSocket,
-} from 'node:tls';
-import { readTlsMaterial, TlsConfigError, type TlsOptions } from '../auth/tls.js';
+import type { PeerCertificate, SecureContext, Server, TLSSocket } from 'node:tls';
+import { nodeTls, readTlsMaterial, TlsConfigError, type TlsOptions } from '../auth/tls.js';
 
 /** `cluster { tls { cert_file, key_file, ca_file, verify, timeout } }`. */
 export type RouteTlsOptions = Omit<TlsOptions, 'allowNonTls'>;
@@ -71,8 +62,8 @@ export class RouteTls {
     this.ca = files.ca;
     const material = { ...files, minVersion: 'TLSv1.2' as const };
     try {
-      this.context = createSecureContext(material);
-      this.handshakes = createServer({
+      this.context = nodeTls().createSecureContext(material);
+      this.handshakes = nodeTls().createServer({
         ...material,
         requestCert: true,
         // Checked in accept(), so that the reason reaches the log.
@@ -141,13 +132,13 @@ export class RouteTls {
     return this.withTimeout(
       raw,
       new Promise<TLSSocket>((resolve, reject) => {
-        const s = connect({
+        const s = nodeTls().connect({
           socket: raw,
           secureContext: this.context,
           ...(isIP(name) === 0 ? { servername: name } : {}),
           rejectUnauthorized: true,
           checkServerIdentity: (_host: string, cert: PeerCertificate) =>
-            checkServerIdentity(name, cert),
+            nodeTls().checkServerIdentity(name, cert),
         });
         s.once('secureConnect', () => {
           resolve(s);

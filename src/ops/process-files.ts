@@ -1,6 +1,8 @@
 // The files a server process leaves for tools: the pid file (`-P`, `pid_file`) and
-// the ports file (`--ports_file_dir`): `<dir>/wirebus_<pid>.ports` holding the
-// reference's JSON, `{"nats":["nats://host:port"],"monitoring":["http://host:port"]}`.
+// the ports file (`--ports_file_dir`): `<dir>/<name>_<pid>.ports` holding the
+// reference's JSON, `{"nats":["nats://host:port"],"monitoring":["http://host:port"]}`,
+// where name is the program as invoked (`wirebus`, or `nats-server` through a
+// symlink so named, as the reference's os.Args[0]).
 // Both are rewritten when a reload changes where they go, and removed at exit.
 
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +11,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from '../server/server.js';
 import type { ReloadHook } from '../server/reload.js';
-import { PROCESS_NAME } from './signal-command.js';
+import { processName } from './process-name.js';
 
 /** What a ports file lists; empty lists are left out, as the reference's omitempty. */
 export interface Ports {
@@ -24,8 +26,12 @@ export interface MonitorAddress {
   readonly port: number;
 }
 
-export function portsFilePath(dir: string, pid: number = process.pid): string {
-  return join(dir, `${PROCESS_NAME}_${pid}.ports`);
+export function portsFilePath(
+  dir: string,
+  pid: number = process.pid,
+  name: string = processName(),
+): string {
+  return join(dir, `${name}_${pid}.ports`);
 }
 
 /**

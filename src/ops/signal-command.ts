@@ -1,14 +1,14 @@
 // `wirebus --signal <command>[=<pid|pidfile>]` (`-sl`): sends a signal to a running
 // server instead of starting one, as the reference's ProcessSignal. Without a pid,
-// the one running wirebus is found the way the reference runs `pgrep nats-server`:
-// here, processes whose command line runs a script named `wirebus` under node
-// (`node bin/wirebus ...`, `node_modules/.bin/wirebus ...`) or whose program itself
-// is named `wirebus`. The command's own process is skipped.
+// the one running server is found the way the reference runs `pgrep nats-server`:
+// here, processes whose command line runs a script named as this command was
+// invoked (processName(): `wirebus`, or `nats-server` through a symlink so named)
+// under node (`node bin/wirebus ...`, `node_modules/.bin/wirebus ...`) or whose
+// program itself has that name. The command's own process is skipped.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-
-export const PROCESS_NAME = 'wirebus';
+import { processName } from './process-name.js';
 
 const COMMANDS: Readonly<Record<string, NodeJS.Signals>> = {
   stop: 'SIGKILL',
@@ -75,17 +75,22 @@ function resolvePid(text: string): number {
 
 function findServer(env: SignalCommandEnv): number {
   const pids = findServerPids(env.procRoot ?? '/proc', env.selfPid ?? process.pid);
-  if (pids.length === 0) throw new SignalCommandError(`no ${PROCESS_NAME} processes running`);
+  const name = processName();
+  if (pids.length === 0) throw new SignalCommandError(`no ${name} processes running`);
   if (pids.length > 1) {
     throw new SignalCommandError(
-      `multiple ${PROCESS_NAME} processes running:\n${pids.map(String).join('\n')}`,
+      `multiple ${name} processes running:\n${pids.map(String).join('\n')}`,
     );
   }
   return pids[0]!;
 }
 
-/** The pids of running wirebus servers, in ascending order. */
-export function findServerPids(procRoot: string, selfPid: number): number[] {
+/** The pids of running servers named `name`, in ascending order. */
+export function findServerPids(
+  procRoot: string,
+  selfPid: number,
+  name: string = processName(),
+): number[] {
   let entries: string[];
   try {
     entries = readdirSync(procRoot);
@@ -103,19 +108,28 @@ export function findServerPids(procRoot: string, selfPid: number): number[] {
     } catch {
       continue; // the process ended meanwhile, or is not ours to read
     }
-    if (isServerCommandLine(cmdline.split('\0').filter((a) => a !== ''))) pids.push(pid);
+    if (
+      isServerCommandLine(
+        cmdline.split('\0').filter((a) => a !== ''),
+        name,
+      )
+    )
+      pids.push(pid);
   }
   return pids.sort((a, b) => a - b);
 }
 
-/** `wirebus ...`, or `node [node options] .../wirebus ...`. */
-export function isServerCommandLine(argv: readonly string[]): boolean {
+/** `<name> ...`, or `node [node options] .../<name> ...` (name: `wirebus` by default). */
+export function isServerCommandLine(
+  argv: readonly string[],
+  name: string = processName(),
+): boolean {
   const program = argv[0];
   if (program === undefined) return false;
-  if (basename(program) === PROCESS_NAME) return true;
+  if (basename(program) === name) return true;
   if (!/^node(js)?(\d+)?$/.test(basename(program))) return false;
   const script = argv.slice(1).find((a) => !a.startsWith('-'));
-  return script !== undefined && basename(script) === PROCESS_NAME;
+  return script !== undefined && basename(script) === name;
 }
 
 /** Go's text for the errno of kill(2). */

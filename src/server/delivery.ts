@@ -139,10 +139,14 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
   c.server.outMsgs++;
   c.server.outBytes += m.size;
   const argBuf = m.argBuf;
-  const subject = argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
+  // A literal subscription's subject is the message's: no string to make.
+  const subject =
+    sub.literal !== null ? sub.literal : argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
   const reply = m.replyStart >= 0 ? argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
-  // In-process subscribers may keep what they get (the streaming store does).
-  const whole = keep(m.payload, m.payloadStart, m.payloadEnd);
+  // In-process subscribers may keep what they get, unless they say they do not.
+  const whole = sub.borrows
+    ? m.payload.subarray(m.payloadStart, m.payloadEnd)
+    : keep(m.payload, m.payloadStart, m.payloadEnd);
   let headers: Buffer | null = null;
   let data = whole;
   if (m.hdr >= 0) {

@@ -28,37 +28,67 @@ export interface PublishedMessage {
 
 /** A message published from inside the process, laid out like a parsed PUB/HPUB. */
 export class InternalMessage extends MessageFields implements PublishedMessage {
+  /**
+   * Where the `subject [reply] [hdr] size` line is written, reused by every set():
+   * like a parsed message's arguments (views of the read buffer), it is valid only
+   * while the message is being routed.
+   */
+  private scratch = Buffer.allocUnsafe(256);
+
   /** Lays out `subject [reply] [hdr] size` the way the parser would have seen them. */
   set(subject: string, reply: string | null, headers: Buffer | null, data: Buffer): this {
     const hdrLen = headers === null ? 0 : headers.length;
     const total = hdrLen + data.length;
-    let args = subject;
-    if (reply !== null) args += ' ' + reply;
-    const hdrText = hdrLen > 0 ? ' ' + String(hdrLen) : '';
-    args += hdrText + ' ' + String(total);
-    this.argBuf = Buffer.from(args, 'latin1');
+    // Each character one latin1 byte, as the parser's offsets count them; 2 x 16 digits.
+    const need = subject.length + (reply === null ? 0 : reply.length + 1) + 34;
+    if (this.scratch.length < need) this.scratch = Buffer.allocUnsafe(need * 2);
+    const b = this.scratch;
+    let p = b.write(subject, 0, 'latin1');
     this.subjectStart = 0;
-    this.subjectEnd = subject.length;
+    this.subjectEnd = p;
     if (reply !== null) {
-      this.replyStart = subject.length + 1;
-      this.replyEnd = this.replyStart + reply.length;
+      b[p++] = SPACE;
+      this.replyStart = p;
+      p += b.write(reply, p, 'latin1');
+      this.replyEnd = p;
     } else {
       this.replyStart = -1;
       this.replyEnd = -1;
     }
     if (hdrLen > 0) {
+      b[p++] = SPACE;
       this.hdr = hdrLen;
-      this.hdrStart = (reply === null ? subject.length : this.replyEnd) + 1;
-      this.hdrEnd = this.hdrStart + hdrText.length - 1;
+      this.hdrStart = p;
+      p = putDecimal(b, p, hdrLen);
+      this.hdrEnd = p;
     } else {
       this.hdr = -1;
     }
-    this.sizeStart = args.length - String(total).length;
-    this.sizeEnd = args.length;
+    b[p++] = SPACE;
+    this.sizeStart = p;
+    p = putDecimal(b, p, total);
+    this.sizeEnd = p;
+    this.argBuf = b;
     this.size = total;
     this.payload = headers === null || hdrLen === 0 ? data : Buffer.concat([headers, data]);
     this.payloadStart = 0;
     this.payloadEnd = total;
     return this;
   }
+}
+
+const SPACE = 0x20;
+const ZERO = 0x30;
+
+/** Writes a non-negative integer in decimal at `p`; returns the end. */
+function putDecimal(b: Buffer, p: number, n: number): number {
+  if (n < 10) {
+    b[p] = ZERO + n;
+    return p + 1;
+  }
+  let digits = 0;
+  for (let v = n; v > 0; v = Math.floor(v / 10)) digits++;
+  let at = p + digits;
+  for (let v = n; v > 0; v = Math.floor(v / 10)) b[--at] = ZERO + (v % 10);
+  return p + digits;
 }

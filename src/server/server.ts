@@ -16,6 +16,7 @@ import { InternalMessage } from './message.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, Subscription } from './subscription.js';
+import { hasWildcard } from '../subjects/validate.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 import type { ClientListener, SideListener, Transport } from './transport.js';
 
@@ -449,9 +450,13 @@ export class Server {
     subject: string,
     queue: string | null,
     handler: InternalHandler,
+    /** The handler keeps nothing of a payload after it returns (Subscription.borrows). */
+    borrows = false,
   ): Subscription {
     const sid = String(c.subs.size + 1) + '.' + String(this.nextCid++);
     const sub = new Subscription(c, subject, queue, sid, handler);
+    sub.borrows = borrows;
+    if (!hasWildcard(subject)) sub.literal = subject;
     if (!c.account.sublist.insert(sub)) throw new Error(`invalid subject: ${subject}`);
     c.subs.set(sid, sub);
     this.subscriptionAdded(sub);

@@ -56,6 +56,13 @@ export class Subscription {
   readonly sidBytes: Buffer;
   /** Set for in-process subscriptions, which receive calls instead of MSG lines. */
   readonly internal: InternalHandler | null;
+  /**
+   * An in-process subscriber that keeps nothing of a payload past its call: it gets a
+   * view of the read buffer instead of a copy (the streaming layer's publishes and acks).
+   */
+  borrows = false;
+  /** An in-process subscription's subject when it has no wildcard (delivery reuses it), else null. */
+  literal: string | null = null;
   /** Messages delivered so far. */
   delivered = 0;
   /** Auto-unsubscribe after this many messages; 0 for none. */

@@ -43,7 +43,12 @@ export class InternalBus implements Bus {
     this.client = server.createInternalClient(name);
   }
 
-  subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription {
+  subscribe(
+    subject: string,
+    handler: BusHandler,
+    queue?: string,
+    borrows = false,
+  ): BusSubscription {
     const sub = this.server.subscribeInternal(
       this.client,
       subject,
@@ -51,6 +56,7 @@ export class InternalBus implements Bus {
       (s, r, _h, p) => {
         handler(s, r, p);
       },
+      borrows,
     );
     const client = this.client;
     return {

@@ -17,7 +17,17 @@ export interface BusSubscription {
 export interface Bus {
   /** A description for the log: "in-process" or the server URL. */
   readonly description: string;
-  subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription;
+  /**
+   * With `borrows`, the handler promises to keep nothing of `data` after it returns,
+   * and the in-process bus hands it a view of the connection's read buffer instead
+   * of a copy (the publish and ack paths).
+   */
+  subscribe(
+    subject: string,
+    handler: BusHandler,
+    queue?: string,
+    borrows?: boolean,
+  ): BusSubscription;
   publish(subject: string, reply: string | null, data: Uint8Array): void;
   /**
    * A request: the first reply's payload, or null on timeout or when nobody is

@@ -3,6 +3,7 @@
 
 import Long from 'long';
 import { nowNanos } from './protocol/int64.js';
+import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
 import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
@@ -39,16 +40,20 @@ export class Channel {
    * delivered (a PubAck and a delivery both mean "persisted").
    */
   deliverable: number;
+  /** The store's name, read on every publish (a field, not a call through the store). */
+  readonly name: string;
+  /** The name in UTF-8, as MsgProto.subject and Ack.subject carry it. */
+  readonly nameBytes: Buffer;
+  /** Where this channel's stored messages are marshaled (oldest leave first). */
+  readonly slabs = new Slabs();
 
   constructor(
     readonly server: StreamingServer,
     readonly store: ChannelStore,
   ) {
     this.deliverable = store.msgs.lastSequence;
-  }
-
-  get name(): string {
-    return this.store.name;
+    this.name = store.name;
+    this.nameBytes = Buffer.from(store.name);
   }
 
   /** The next sequence to assign. */
@@ -59,7 +64,11 @@ export class Channel {
   /** A timestamp for a new message: now, or the previous one if the clock went back. */
   timestamp(): Long {
     const now = nowNanos();
-    if (now.lessThan(this.lastTimestamp)) return this.lastTimestamp;
+    const last = this.lastTimestamp;
+    // now < last, on the halves (Long.lessThan subtracts, allocating).
+    if (now.high < last.high || (now.high === last.high && now.low >>> 0 < last.low >>> 0)) {
+      return last;
+    }
     this.lastTimestamp = now;
     return now;
   }

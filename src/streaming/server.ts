@@ -11,10 +11,9 @@ import type { Logger } from '../server/logger.js';
 import { createLogger } from '../server/logger.js';
 import type { Bus, BusSubscription } from './bus.js';
 import { InternalBus } from './bus-internal.js';
-import { NatsBus } from './bus-nats.js';
 import { Channel } from './channel.js';
 import { StanClient } from './client.js';
-import { encodePubAck, encodePubAckError } from './encode.js';
+import { encodePubAckError } from './encode.js';
 import { handleAck } from './handlers/ack.js';
 import { handleConnect } from './handlers/connect.js';
 import { handlePing } from './handlers/ping.js';
@@ -28,25 +27,22 @@ import {
   resolveStreamingOptions,
   validateStreamingOptions,
 } from './options.js';
-import { ConnectRequest } from './protocol/index.js';
+import { ConnectRequest, PubAck } from './protocol/index.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
+import { ClusterMember } from './cluster/member.js';
 import { FileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import { isStoreError } from './store/errors.js';
-import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
+import type { ClientRecord, RecoveredState, ServerInfoRecord, Store } from './store/types.js';
 import type { Sub } from './subscription.js';
+import { StreamingStartError } from './start-error.js';
 
-/** The reference version this server behaves as (serverz `version`). */
-export const STREAMING_VERSION = '0.25.6';
+export { STREAMING_VERSION, StreamingStartError } from './start-error.js';
 
-export type StreamingState = 'STANDALONE' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
-
-/** Errors that stop the streaming server from starting (bad options, cluster ID clash). */
-export class StreamingStartError extends Error {
-  override readonly name = 'StreamingStartError';
-}
+export type StreamingState =
+  'STANDALONE' | 'CLUSTERED' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
 
 export const Err = {
   invalidConnReq: 'stan: invalid connection request',
@@ -90,6 +86,9 @@ export class StreamingServer {
   private readonly lowerNames = new Map<string, string>();
   /** Online subscriptions by ack inbox. */
   readonly ackInboxes = new Map<string, Sub>();
+  /** The client and the channel of the last publish (handlers/publish.ts looks there first). */
+  lastPublisher: StanClient | null = null;
+  lastPublished: Channel | null = null;
 
   inMsgs = 0;
   inBytes = 0;
@@ -98,8 +97,7 @@ export class StreamingServer {
 
   // The publish batch of this turn: acks in arrival order, channels with new messages.
   private ackReplies: string[] = [];
-  private ackGuids: string[] = [];
-  private ackErrors: string[] = [];
+  private acks: Buffer[] = [];
   private dirty: Channel[] = [];
   private batchScheduled = false;
   private batchRunning: Promise<void> | null = null;
@@ -107,6 +105,10 @@ export class StreamingServer {
   private readonly subs: BusSubscription[] = [];
   /** The fault-tolerance member (--ft_group), null when standalone. */
   ft: FtMember | null = null;
+  /** The clustered node (--clustered), null otherwise. */
+  cluster: ClusterMember | null = null;
+  /** Counts clustered step-downs, so that a promotion overtaken by one stops. */
+  private generation = 0;
   /** Called after abort() (the command exits; an embedding program decides). */
   onAbort: ((reason: string) => void) | null = null;
   private started = false;
@@ -137,12 +139,20 @@ export class StreamingServer {
 
   /** Serves streaming clients: standalone, or the active server of an FT group. */
   get serving(): boolean {
-    return this.state === 'STANDALONE' || this.state === 'FT_ACTIVE';
+    return (
+      this.state === 'STANDALONE' ||
+      this.state === 'FT_ACTIVE' ||
+      (this.state === 'CLUSTERED' && this.cluster!.leading)
+    );
   }
 
   /** Opens the store, recovers, checks no other server uses the cluster ID, subscribes. */
   async start(): Promise<void> {
     const o = this.options;
+    if (o.clustering !== null) {
+      await this.startClustered();
+      return;
+    }
     this.store = o.store ?? (await this.createStore());
     this.bus = await this.createBus();
     if (o.ftGroup !== '') {
@@ -167,6 +177,65 @@ export class StreamingServer {
     logStartup(this);
   }
 
+  /** Clustered: a Follower until the lease is ours (cluster/member.ts). */
+  private async startClustered(): Promise<void> {
+    this.state = 'CLUSTERED';
+    this.cluster = new ClusterMember(
+      this,
+      this.options.clustering!,
+      this.options.natsServer,
+      this.options.limits,
+    );
+    this.bus = await this.createBus();
+    try {
+      this.store = await this.cluster.start();
+    } catch (err) {
+      await this.bus.close();
+      this.state = 'FAILED';
+      throw new StreamingStartError(
+        `clustered: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    this.started = true;
+  }
+
+  /** Clustered: the lease is ours; catch up, recover and serve (called by ClusterMember). */
+  async promote(): Promise<void> {
+    const generation = this.generation;
+    const store = this.store;
+    const recovered = await store.recover();
+    if (!this.stillPromoting(generation)) return;
+    await this.initFrom(recovered);
+    if (!this.stillPromoting(generation)) return;
+    this.subscribeAll();
+    logStartup(this);
+  }
+
+  /** False once the node stepped down (or shut down) during a promotion. */
+  private stillPromoting(generation: number): boolean {
+    return generation === this.generation && this.state === 'CLUSTERED';
+  }
+
+  /**
+   * Clustered: stop serving at once and forget what was served (the store is
+   * abandoned; ClusterMember gives the server a fresh one that follows again).
+   */
+  demote(reason: string): void {
+    this.generation++;
+    this.stopServing();
+    this.clients.clear();
+    this.clientsByConn.clear();
+    this.checkingIds.clear();
+    this.channels.clear();
+    this.lowerNames.clear();
+    this.ackInboxes.clear();
+    this.ackReplies = [];
+    this.acks = [];
+    this.dirty = [];
+    (this.store as Partial<{ abandon(): void }>).abandon?.();
+    this.logger.debug(`STAN: no longer serving: ${reason}`);
+  }
+
   /** FT: the store lock is ours; recover and serve (called by FtMember). */
   async activate(): Promise<void> {
     if (this.state !== 'FT_STANDBY') return;
@@ -184,6 +253,12 @@ export class StreamingServer {
     this.logger.fatal(`STAN: ${reason}, aborting`);
     this.state = 'FAILED';
     this.ft?.stop();
+    this.stopServing();
+    this.onAbort?.(reason);
+  }
+
+  /** No more requests, heartbeats, redeliveries or acks (abort, clustered step-down). */
+  private stopServing(): void {
     for (const s of this.subs) s.unsubscribe();
     this.subs.length = 0;
     for (const client of this.clients.values()) client.stopHeartbeats();
@@ -193,7 +268,6 @@ export class StreamingServer {
         this.stopAcks(s);
       }
     }
-    this.onAbort?.(reason);
   }
 
   private async createSqlStore(): Promise<Store> {
@@ -276,14 +350,21 @@ export class StreamingServer {
 
   private async createBus(): Promise<Bus> {
     const name = `_NSS-${this.clusterId}-general`;
-    if (this.options.natsServer !== '') return NatsBus.connect(this.options.natsServer, name);
+    if (this.options.natsServer !== '') {
+      // The NATS client is loaded only for -ns: most servers carry the bus in-process.
+      const { NatsBus } = await import('./bus-nats.js');
+      return NatsBus.connect(this.options.natsServer, name);
+    }
     if (this.core === null) throw new StreamingStartError('no NATS server to connect to');
     return new InternalBus(this.core, name);
   }
 
   private async recoverAndInit(): Promise<void> {
+    await this.initFrom(await this.store.recover());
+  }
+
+  private async initFrom(recovered: RecoveredState | undefined): Promise<void> {
     const o = this.options;
-    const recovered = await this.store.recover();
     if (recovered !== undefined) {
       if (recovered.info.clusterID !== o.clusterId) {
         throw new StreamingStartError(
@@ -304,7 +385,7 @@ export class StreamingServer {
       close: `_STAN.close.${cid}`,
       subClose: `_STAN.subclose.${cid}`,
       acksSubs: `_STAN.ack.${cid}`,
-      nodeID: '',
+      nodeID: this.cluster?.nodeId ?? '',
     };
     this.store.init(this.info);
     await this.store.flush();
@@ -327,16 +408,25 @@ export class StreamingServer {
   private subscribeAll(): void {
     const bus = this.bus;
     const info = this.info;
-    const on = (subject: string, fn: (reply: string | null, data: Buffer) => void): void => {
+    const on = (
+      subject: string,
+      fn: (reply: string | null, data: Buffer) => void,
+      borrows = false,
+    ): void => {
       this.subs.push(
-        bus.subscribe(subject, (_s, reply, data) => {
-          try {
-            fn(reply, data);
-          } catch (err) {
-            // Never let one bad request take the server down.
-            this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
-          }
-        }),
+        bus.subscribe(
+          subject,
+          (_s, reply, data) => {
+            try {
+              fn(reply, data);
+            } catch (err) {
+              // Never let one bad request take the server down.
+              this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
+            }
+          },
+          undefined,
+          borrows,
+        ),
       );
     };
     on(info.discovery, (reply, data) => {
@@ -345,9 +435,14 @@ export class StreamingServer {
     on(this.pingSubject, (reply, data) => {
       handlePing(this, reply, data);
     });
-    on(info.publish + '.>', (reply, data) => {
-      handlePublish(this, reply, data);
-    });
+    // The publish handler copies what it stores (writeMsgProto): no copy before it.
+    on(
+      info.publish + '.>',
+      (reply, data) => {
+        handlePublish(this, reply, data);
+      },
+      true,
+    );
     on(info.subscribe, (reply, data) => {
       void handleSubscribe(this, reply, data);
     });
@@ -365,9 +460,14 @@ export class StreamingServer {
   /** Subscribes to a subscription's ack inbox. */
   listenAcks(sub: Sub): void {
     this.ackInboxes.set(sub.ackInbox, sub);
-    sub.ackSub = this.bus.subscribe(sub.ackInbox, (_s, _r, data) => {
-      handleAck(this, sub, data);
-    });
+    sub.ackSub = this.bus.subscribe(
+      sub.ackInbox,
+      (_s, _r, data) => {
+        handleAck(this, sub, data);
+      },
+      undefined,
+      true,
+    );
   }
 
   stopAcks(sub: Sub): void {
@@ -437,7 +537,7 @@ export class StreamingServer {
   }
 
   /** max_inactivity: the store reports the channel idle; delete it unless it is in use. */
-  private onChannelInactive(name: string): void {
+  onChannelInactive(name: string): void {
     const channel = this.channels.get(name);
     if (channel === undefined || !this.serving) return;
     if (channel.hasActiveSubs() || channel.subscribing > 0) return;
@@ -451,17 +551,17 @@ export class StreamingServer {
     }
     this.channels.delete(name);
     this.lowerNames.delete(name.toLowerCase());
+    if (this.lastPublished === channel) this.lastPublished = null;
     this.logger.info(`STAN: Channel "${name}" has been deleted`);
   }
 
   // ---- the publish batch -----------------------------------------------------------
 
-  /** Queues a PubAck (error '' for success) and schedules the end-of-turn batch. */
-  queueAck(reply: string | null, guid: string, error: string): void {
+  /** Queues a PubAck (encodePubAck/encodePubAckError) and schedules the end-of-turn batch. */
+  queueAck(reply: string | null, ack: Buffer): void {
     if (reply !== null && reply !== '') {
       this.ackReplies.push(reply);
-      this.ackGuids.push(guid);
-      this.ackErrors.push(error);
+      this.acks.push(ack);
       // io_batch_size: a full batch goes to the store now, the rest of the turn after.
       if (this.ackReplies.length >= this.options.ioBatchSize) {
         this.runBatch();
@@ -489,15 +589,13 @@ export class StreamingServer {
     // One batch at a time, so PubAcks keep arrival order across batches.
     const previous = this.batchRunning ?? Promise.resolve();
     const replies = this.ackReplies;
-    const guids = this.ackGuids;
-    const errors = this.ackErrors;
+    const acks = this.acks;
     const dirty = this.dirty;
     if (replies.length === 0 && dirty.length === 0) return;
     // What this batch stored; later publishes wait for their own flush.
     const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
     this.ackReplies = [];
-    this.ackGuids = [];
-    this.ackErrors = [];
+    this.acks = [];
     this.dirty = [];
     // A publish during this batch's flush must mark its channel for the next batch:
     // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
@@ -519,14 +617,14 @@ export class StreamingServer {
             if (this.channels.get(ch.name) === ch) ch.deliverNew();
             else ch.dirty = false;
           }
-          this.sendAcks(replies, guids, errors, null);
+          this.sendAcks(replies, acks, null);
           return;
         }
         // The writes of this batch may be lost: no PubAck may say otherwise.
         const why = String(failure.err);
         this.logger.error(`STAN: Error flushing the store: ${why}`);
         for (const ch of dirty) ch.dirty = false;
-        this.sendAcks(replies, guids, errors, `stan: store flush failed: ${why}`);
+        this.sendAcks(replies, acks, `stan: store flush failed: ${why}`);
       });
     this.batchRunning = run;
     void run.then(() => {
@@ -534,15 +632,16 @@ export class StreamingServer {
     });
   };
 
-  private sendAcks(replies: string[], guids: string[], errors: string[], failure: string | null) {
+  private sendAcks(replies: string[], acks: Buffer[], failure: string | null) {
     const bus = this.bus;
     for (let i = 0; i < replies.length; i++) {
-      const error = errors[i]! !== '' ? errors[i]! : (failure ?? '');
-      bus.publish(
-        replies[i]!,
-        null,
-        error === '' ? encodePubAck(guids[i]!) : encodePubAckError(guids[i]!, error),
-      );
+      let ack = acks[i]!;
+      if (failure !== null) {
+        // What was stored is not durable: a PubAck that said so gets the error instead.
+        const sent = PubAck.decode(ack);
+        if (sent.error === '') ack = encodePubAckError(sent.guid, failure);
+      }
+      bus.publish(replies[i]!, null, ack);
     }
   }
 
@@ -579,5 +678,7 @@ export class StreamingServer {
     for (const s of this.subs) s.unsubscribe();
     await this.bus.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
+    // Clustered: the lease goes last, once this node's last state is written.
+    await this.cluster?.stop().catch(() => undefined);
   }
 }

@@ -130,10 +130,10 @@ export class Sub {
     this.channel.store.subs.ack(this.id, seq);
     if (this.group !== null) this.group.redeliveries.delete(seq);
     else this.redeliveries?.delete(seq);
-    if (this.pending.size === 0) {
-      this.stopTimer();
-      this.ordered = true;
-    }
+    // The ack timer stays armed: when it fires with nothing (or nothing expired)
+    // pending it only looks at the first entry. Clearing it here cost a clearTimeout
+    // and a setTimeout per message whenever acks kept up with deliveries.
+    if (this.pending.size === 0) this.ordered = true;
     return true;
   }
 

@@ -153,23 +153,26 @@ describe('streaming subscribe', () => {
       const mark = Date.now();
       await sleep(30);
       await publishMany(sc, 'foo', 2, 'late');
-      const o = (): ReturnType<typeof sc.subscriptionOptions> => sc.subscriptionOptions();
-      const cases: [string, ReturnType<typeof sc.subscriptionOptions>, number[]][] = [
-        ['new only', o(), []],
-        ['last received', o().setStartWithLastReceived(), [10]],
-        ['first', o().setDeliverAllAvailable(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
-        ['sequence 5', o().setStartAtSequence(5), [5, 6, 7, 8, 9, 10]],
-        ['sequence 50', o().setStartAtSequence(50), []],
+      type Options = ReturnType<typeof sc.subscriptionOptions>;
+      const o = (): Options => sc.subscriptionOptions();
+      // Options are made when their subscription is: the time delta counts back from
+      // the moment it subscribes, however long the subscriptions before it took.
+      const cases: [string, () => Options, number[]][] = [
+        ['new only', () => o(), []],
+        ['last received', () => o().setStartWithLastReceived(), [10]],
+        ['first', () => o().setDeliverAllAvailable(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
+        ['sequence 5', () => o().setStartAtSequence(5), [5, 6, 7, 8, 9, 10]],
+        ['sequence 50', () => o().setStartAtSequence(50), []],
         [
           'sequence 0',
-          o().setStartAt(StartPosition.SEQUENCE_START),
+          () => o().setStartAt(StartPosition.SEQUENCE_START),
           [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
         ],
-        ['time delta', o().setStartAtTimeDelta(Date.now() - mark), [9, 10]],
+        ['time delta', () => o().setStartAtTimeDelta(Date.now() - mark), [9, 10]],
       ];
       const subs = [];
       for (const [name, opts, want] of cases) {
-        const r = await subscribe(sc, 'foo', opts);
+        const r = await subscribe(sc, 'foo', opts());
         if (want.length > 0) await r.waitFor(want.length);
         subs.push({ name, r, want });
       }
@@ -199,6 +202,27 @@ describe('streaming subscribe', () => {
       assert.equal(m.getSubject(), 'foo');
       assert.equal(m.isRedelivered(), false);
       assert.ok(Math.abs(m.getTimestamp().getTime() - before) < 2000);
+    });
+  });
+
+  it('stores its own copy of each payload: a burst read in few socket reads replays intact', async () => {
+    // The publish handler reads PubMsgs straight from the connection's read buffer
+    // (Subscription.borrows): anything it kept by reference would be overwritten by
+    // the next read. 2,000 publishes of distinct 300-byte payloads sent at once fill
+    // many reads; a late subscriber then gets every stored message back.
+    await withStan({}, async ({ connect }) => {
+      const pub = await connect('pub');
+      const payload = (i: number): Buffer => Buffer.alloc(300, `${i}:`.padStart(6, '0'));
+      const acks: Promise<string>[] = [];
+      for (let i = 1; i <= 2000; i++) acks.push(publish(pub, 'burst', payload(i)));
+      await Promise.all(acks);
+      const sub = await connect('sub');
+      const r = await subscribe(sub, 'burst', sub.subscriptionOptions().setDeliverAllAvailable());
+      await r.waitFor(2000);
+      r.msgs.forEach((m, i) => {
+        assert.equal(m.getSequence(), i + 1);
+        assert.ok(m.getRawData().equals(payload(i + 1)), `payload of message ${i + 1}`);
+      });
     });
   });
 });

@@ -10,9 +10,12 @@ import type { RunningServer } from '../../src/index.js';
 import {
   closeAll,
   referenceMissing,
+  referenceRoutes,
   routeUrl,
   startNode,
   startReference,
+  waitFor,
+  waitForAsync,
   waitMesh,
 } from '../cluster/helpers.js';
 import { freePort } from '../helpers/process.js';
@@ -63,16 +66,17 @@ describe('WebSocket URLs in a cluster', () => {
       writeFileSync(conf, `websocket { host: 127.0.0.1, port: ${refWs}, no_tls: true }\n`);
       const ref = await startReference([routeUrl(a)], ['-c', conf]);
       try {
-        // Ours learns the reference's.
+        // Each side's WebSocket URLs travel in its route INFO: wait for the route.
+        await waitForAsync(
+          'the route at the reference',
+          async () => (await referenceRoutes(ref)) === 1,
+        );
+        await waitFor('the route at wirebus', () => a.cluster.routes.size === 1);
+        // Ours learns the reference's: the route is up, so the first INFO has it.
         const c = await RawWs.open(a.websocket!.port);
-        // The route may be up before this client connects: then its first INFO has it.
-        const ownInfo = await c.waitText('\r\n');
-        c.sendText('CONNECT {"verbose":false,"protocol":1}\r\nPING\r\n');
-        const first = ownInfo + (await c.waitText('PONG\r\n'));
-        const seen = first.includes(`127.0.0.1:${refWs}`)
-          ? first
-          : await c.waitText(`127.0.0.1:${refWs}`, 8000);
+        const seen = await c.waitText('\r\n');
         assert.match(seen, new RegExp(`"connect_urls":\\[[^\\]]*"127\\.0\\.0\\.1:${refWs}"`));
+        assert.ok(!seen.includes(`:${ref.port}"`), 'no client port of the reference');
         // The reference's WebSocket clients learn ours (from our route INFO's ws_connect_urls).
         const r = await RawWs.open(refWs);
         const info = await r.waitText('\r\n');

@@ -4,24 +4,20 @@
 // sequences and repeated acks are harmless.
 
 import { Ack } from '../protocol/index.js';
-import { seqFromLong } from '../protocol/int64.js';
+import { ACK_INVALID, ACK_OTHER_CHANNEL, decodeAck } from '../protocol/wire.js';
 import type { StreamingServer } from '../server.js';
 import type { Sub } from '../subscription.js';
 
+/** `data` may be a view of a read buffer: nothing of it is kept past this call. */
 export function handleAck(s: StreamingServer, sub: Sub, data: Buffer): void {
-  let ack: Ack;
-  try {
-    ack = Ack.decode(data);
-  } catch {
-    return;
-  }
-  if (ack.subject !== sub.channel.name) {
+  const seq = decodeAck(data, sub.channel.nameBytes);
+  if (seq === ACK_INVALID) return;
+  if (seq === ACK_OTHER_CHANNEL) {
     if (s.logger.debugEnabled) {
-      s.logger.debug(`STAN: Ack for unknown channel "${ack.subject}" dropped`);
+      s.logger.debug(`STAN: Ack for unknown channel "${otherChannel(data)}" dropped`);
     }
     return;
   }
-  const seq = seqFromLong(ack.sequence);
   if (sub.forget(seq)) {
     resumeIfUnstalled(sub);
     return;
@@ -40,5 +36,13 @@ function resumeIfUnstalled(sub: Sub): void {
   if (sub.stalled && sub.pending.size < sub.maxInflight) {
     sub.stalled = false;
     sub.channel.sendAvailable(sub);
+  }
+}
+
+function otherChannel(data: Buffer): string {
+  try {
+    return Ack.decode(data).subject;
+  } catch {
+    return '';
   }
 }

@@ -2,53 +2,98 @@
 // synchronous), and queue the PubAck; the server's end-of-turn batch flushes the
 // store, delivers, then sends the PubAcks (server.ts).
 
-import { connKey } from '../client.js';
 import { isChannelNameValid } from '../channel-name.js';
-import { PubMsg } from '../protocol/index.js';
-import { encodeMsgProto } from '../protocol/msgproto.js';
+import { writeMsgProto } from '../protocol/msgproto.js';
+import { PubMsgView } from '../protocol/wire.js';
+import type { Channel } from '../channel.js';
+import { encodePubAckError, encodePubAckFrom } from '../encode.js';
 import { Err, type StreamingServer } from '../server.js';
 import type { StoredMsg } from '../store/types.js';
 
+/** One view for every publish: handlers run one at a time and keep nothing of it. */
+const pm = new PubMsgView();
+
+/** `data` may be a view of a read buffer: nothing of it is kept past this call. */
 export function handlePublish(s: StreamingServer, reply: string | null, data: Buffer): void {
-  let pm: PubMsg;
-  try {
-    pm = PubMsg.decode(data);
-  } catch {
-    s.queueAck(reply, '', Err.invalidPubReq);
+  if (!pm.decode(data)) {
+    s.queueAck(reply, encodePubAckError('', Err.invalidPubReq));
     return;
   }
   // Counted once decoded, even when refused below (as the reference).
   s.inMsgs++;
   s.inBytes += data.length;
-  const guid = pm.guid;
-  // The channel is PubMsg.subject, not the NATS subject's suffix.
-  const name = pm.subject;
-  if (guid === '' || !isChannelNameValid(name, false)) {
-    s.queueAck(reply, guid, Err.invalidPubReq);
-    return;
-  }
-  const known =
-    pm.connID.length > 0 ? s.clientsByConn.get(connKey(pm.connID)) : s.clients.get(pm.clientID);
-  if (known === undefined) {
-    s.queueAck(reply, guid, Err.invalidPubReq);
+  if (pm.guidEnd === pm.guidStart || !knownClient(s)) {
+    s.queueAck(reply, encodePubAckError(pm.guid(), Err.invalidPubReq));
     return;
   }
   if (!s.serving) return;
-  let error = '';
+  let channel: Channel;
   try {
-    const channel = s.channel(name);
+    channel = channelOf(s);
+  } catch (err) {
+    s.queueAck(reply, encodePubAckError(pm.guid(), errorText(err)));
+    return;
+  }
+  try {
     const seq = channel.nextSequence;
     const timestamp = channel.timestamp();
     // Marshaled once: what the store keeps and counts, and what first deliveries send.
     const msg: StoredMsg = {
       sequence: seq,
       timestamp,
-      encoded: encodeMsgProto(seq, timestamp, name, pm.reply, pm.data),
+      encoded: writeMsgProto(
+        channel.slabs,
+        seq,
+        timestamp,
+        channel.nameBytes,
+        pm.replyEnd > pm.replyStart ? pm.reply() : '',
+        pm.data,
+      ),
     };
     channel.store.msgs.store(msg);
     s.markDirty(channel);
   } catch (err) {
-    error = err instanceof Error ? err.message : String(err);
+    s.queueAck(reply, encodePubAckError(pm.guid(), errorText(err)));
+    return;
   }
-  s.queueAck(reply, guid, error);
+  s.queueAck(reply, encodePubAckFrom(pm.buf, pm.guidStart, pm.guidEnd));
+}
+
+/**
+ * The publisher is a registered client: by connID when the PubMsg has one, else by
+ * client ID. Publishes come in runs from one client, so the last one found is
+ * compared first, byte for byte, before any string is made.
+ */
+function knownClient(s: StreamingServer): boolean {
+  const last = s.lastPublisher;
+  if (pm.hasConnID) {
+    if (last !== null && pm.connIDIs(last.connID) && s.clientsByConn.get(last.connKey) === last) {
+      return true;
+    }
+    const found = s.clientsByConn.get(pm.connKey());
+    if (found === undefined) return false;
+    s.lastPublisher = found;
+    return true;
+  }
+  return s.clients.get(pm.clientID()) !== undefined;
+}
+
+/**
+ * The channel named by PubMsg.subject (not the NATS subject's suffix), created on
+ * first use; throws with the text for the client. The last one is compared first.
+ */
+function channelOf(s: StreamingServer): Channel {
+  const last = s.lastPublished;
+  if (last !== null && pm.subjectIs(last.nameBytes) && s.channels.get(last.name) === last) {
+    return last;
+  }
+  const name = pm.subject();
+  if (!isChannelNameValid(name, false)) throw new Error(Err.invalidPubReq);
+  const channel = s.channel(name);
+  s.lastPublished = channel;
+  return channel;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -71,6 +71,7 @@ export function closeClient(s: StreamingServer, client: StanClient): void {
   if (s.clients.get(client.id) !== client) return;
   client.stopHeartbeats();
   s.clients.delete(client.id);
+  if (s.lastPublisher === client) s.lastPublisher = null;
   if (s.clientsByConn.get(connKey(client.connID)) === client) {
     s.clientsByConn.delete(connKey(client.connID));
   }
