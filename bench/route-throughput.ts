@@ -14,9 +14,10 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { formatRate } from './timing.js';
+import { freePort } from './free-port.js';
 
 const N = Number(process.env.N ?? '2000000');
 const SIZE = Number(process.env.SIZE ?? '128');
@@ -25,15 +26,6 @@ const NATSBENCH = process.env.NATSBENCH ?? '/tmp/wirebus-bench/out/natsbench';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A run that receives nothing for this long is over (and reported short). */
 const STALL_MS = 5000;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const a = s.address();
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  if (typeof a !== 'object' || a === null) throw new Error('no port');
-  return a.port;
-}
 
 interface Pair {
   readonly label: string;

@@ -19,7 +19,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from 'nats';
 import {
@@ -36,6 +35,7 @@ import {
 } from '../src/streaming/protocol/index.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { formatRate } from './timing.js';
+import { freePort } from './free-port.js';
 
 const N = Number(process.env.N ?? '100000');
 /** Best msgs/s of each store, per scenario, for the comparison at the end. */
@@ -50,15 +50,6 @@ const DURATION_MS = Number(process.env.DURATION_S ?? '10') * 1000;
 const SIZE = 128;
 const WINDOW = 16384;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const a = s.address();
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  if (typeof a !== 'object' || a === null) throw new Error('no port');
-  return a.port;
-}
 
 interface Session {
   nc: NatsConnection;

@@ -96,6 +96,12 @@ export async function main(
     process.stderr.write(`wirebus: ${(err as Error).message}\n`);
     return 2;
   }
+  const o = server.options;
+  // A configured system account must be one of the accounts (the reference exits 1).
+  if (!o.noSystemAccount && o.systemAccount !== '$SYS' && !server.accounts.has(o.systemAccount)) {
+    process.stderr.write('wirebus: error resolving system account: account missing\n');
+    return 1;
+  }
   const cluster = attachClusterForCli(server, clustering);
   if (typeof cluster === 'number') return cluster;
   try {

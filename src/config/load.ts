@@ -64,8 +64,6 @@ const unsupported = new Set([
   'max_subscription_tokens',
   'maps',
   'storedir',
-  'system_account',
-  'no_system_account',
   'mappings',
   'default_js_domain',
 ]);
@@ -148,6 +146,12 @@ registerConfigKeys(['listen'], (e, out) => {
 });
 registerConfigKeys(['server_name'], (e, out) => {
   setOption(out, 'serverName', expectString(e.value, e.key));
+});
+registerConfigKeys(['system_account'], (e, out) => {
+  setOption(out, 'systemAccount', expectString(e.value, e.key));
+});
+registerConfigKeys(['no_system_account'], (e, out) => {
+  setOption(out, 'noSystemAccount', expectBool(e.value, e.key));
 });
 registerConfigKeys(['client_advertise'], (e, out) => {
   setOption(out, 'clientAdvertise', expectString(e.value, e.key));

@@ -17,6 +17,12 @@ export interface ServerOptions {
   port: number;
   /** Defaults to the server id. */
   serverName: string;
+  /**
+   * The account the reference's system services live in, as monitoring names it
+   * (`$SYS` by default, `system_account`); none with `no_system_account`.
+   */
+  systemAccount: string;
+  noSystemAccount: boolean;
   /** host:port advertised to clients instead of the listen address. */
   clientAdvertise: string;
   /** Largest payload (headers included) a client may publish, in bytes. */
@@ -69,6 +75,8 @@ export const defaultOptions: Readonly<ServerOptions> = {
   clientListener: true,
   port: DEFAULT_PORT,
   serverName: '',
+  systemAccount: '$SYS',
+  noSystemAccount: false,
   clientAdvertise: '',
   maxPayload: 1024 * 1024,
   maxControlLine: 1024,

@@ -4,7 +4,7 @@
 
 import { GLOBAL_ACCOUNT } from '../server/account.js';
 import type { Client } from '../server/client.js';
-import type { ClosedClientInfo } from '../server/closed.js';
+import { type ClosedClientInfo, tlsState } from '../server/closed.js';
 import type { Server } from '../server/server.js';
 import { nowMs, rfc3339, rttString, uptime } from './format.js';
 import { json, type MonitorHandler } from './http.js';
@@ -248,6 +248,12 @@ function connInfo(r: Row, o: ConnzOptions, now: number): Record<string, unknown>
   if (c.name !== '') ci.name = c.name;
   if (c.lang !== '') ci.lang = c.lang;
   if (c.version !== '') ci.version = c.version;
+  const tls = r.open !== null ? tlsState(r.open) : null;
+  const tlsVersion = tls !== null ? tls.version : (r.closed?.tlsVersion ?? '');
+  if (tlsVersion !== '') {
+    ci.tls_version = tlsVersion;
+    ci.tls_cipher_suite = tls !== null ? tls.cipher : (r.closed?.tlsCipher ?? '');
+  }
   const account = r.open !== null ? r.open.account.name : (r.closed?.account ?? GLOBAL_ACCOUNT);
   if (o.auth) {
     if (c.user !== '') ci.authorized_user = c.user;

@@ -8,6 +8,7 @@ import { nowMs, rfc3339 } from './format.js';
 import { json, type MonitorHandler } from './http.js';
 import { BadRequest, queryBool, querySubs } from './query.js';
 import { sublistStats } from './subsz.js';
+import { systemAccount } from './varz.js';
 import { routez } from '../cluster/monitor.js';
 
 function head(server: Server): { server_id: string; now: string } {
@@ -39,27 +40,35 @@ export function healthzHandler(server: Server): MonitorHandler {
 export function accountzHandler(server: Server): MonitorHandler {
   return (req) => {
     const acc = req.query.get('acc') ?? '';
-    // No system account yet, so `system_account` (omitted when empty) is absent.
-    if (acc === '')
-      return json({ ...head(server), accounts: [...server.accounts.keys()] }, req.query);
+    // The system account is listed (and named, omitted when there is none) as the
+    // reference does; wirebus runs no system services in it, so it stays empty.
+    const system = systemAccount(server);
+    const top = system === '' ? head(server) : { ...head(server), system_account: system };
+    if (acc === '') {
+      const names = [...server.accounts.keys()];
+      if (system !== '' && !names.includes(system)) names.push(system);
+      return json({ ...top, accounts: names }, req.query);
+    }
     const account = server.accounts.get(acc);
-    if (account === undefined) throw new BadRequest(`Account ${acc} does not exist`);
+    if (account === undefined && (acc !== system || system === '')) {
+      throw new BadRequest(`Account ${acc} does not exist`);
+    }
     let clients = 0;
     for (const c of server.clients.values()) {
-      if (c.kind === 'client' && c.account === account) clients++;
+      if (c.kind === 'client' && account !== undefined && c.account === account) clients++;
     }
     const detail = {
-      account_name: account.name,
+      account_name: acc,
       update_time: rfc3339(server.configLoadTime.getTime()),
       expired: false,
       complete: true,
       jetstream_enabled: false,
       leafnode_connections: 0,
       client_connections: clients,
-      subscriptions: account.sublist.size,
-      sublist_stats: sublistStats(server, account.name),
+      subscriptions: account === undefined ? 0 : account.sublist.size,
+      sublist_stats: sublistStats(server, acc),
     };
-    return json({ ...head(server), account_detail: detail }, req.query);
+    return json({ ...top, account_detail: detail }, req.query);
   };
 }
 

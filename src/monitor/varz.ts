@@ -39,6 +39,12 @@ export class ProcessUsage {
   }
 }
 
+/** The system account's name as monitoring shows it; empty when there is none. */
+export function systemAccount(server: Server): string {
+  const o = server.options;
+  return o.noSystemAccount ? '' : o.systemAccount;
+}
+
 /** Open connections of kind client: in-process clients are not connections. */
 export function clientCount(server: Server): number {
   let n = 0;
@@ -72,6 +78,15 @@ export function varz(
     port: advertisedPort(o, server.port),
   };
   if (server.authRequired) v.auth_required = true;
+  // TLS and the cluster's client URLs, as the client INFO states them.
+  const info: Record<string, unknown> = {};
+  server.security?.tlsInfo(info);
+  if (info.tls_required === true) v.tls_required = true;
+  if (info.tls_verify === true) v.tls_verify = true;
+  server.cluster?.clientInfo(info, false);
+  if (Array.isArray(info.connect_urls) && info.connect_urls.length > 0) {
+    v.connect_urls = info.connect_urls;
+  }
   v.max_connections = o.maxConnections;
   if (o.maxSubscriptions > 0) v.max_subscriptions = o.maxSubscriptions;
   v.ping_interval = msToNs(o.pingInterval);
@@ -121,6 +136,8 @@ export function varz(
   }
   v.http_req_stats = stats;
   v.config_load_time = rfc3339(server.configLoadTime.getTime());
+  const system = systemAccount(server);
+  if (system !== '') v.system_account = system;
   return v;
 }
 

@@ -2,17 +2,12 @@
 // keep-alive and its close. Ops arrive from the parser; messages leave through the
 // outbound block, flushed by the server once per turn of the event loop.
 
-import {
-  CloseReason,
-  type CloseReasonText,
-  ErrText,
-  errLine,
-  goQuote,
-} from '../protocol/errors.js';
+import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
 import { type ConnectOptions, parseConnect, redactConnect } from '../protocol/connect.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
 import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/validate.js';
 import type { Account } from './account.js';
+import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
@@ -26,6 +21,15 @@ const NO_RESPONDERS_HDR = Buffer.from('NATS/1.0 503\r\n\r\n');
 export type { ConnectOptions } from '../protocol/connect.js';
 
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
+
+/**
+ * How long (ms) one connection's reads may run in one turn of the event loop before
+ * its socket yields to the others until the next turn. libuv reads a busy socket up
+ * to 32 times per poll, 2 MB; with fan-out that is tens of milliseconds in which no
+ * other connection is served. A time, not a byte count, so that a publisher whose
+ * messages cost little is not slowed down by yielding often.
+ */
+const READ_SLICE_MS = 1;
 
 /**
  * A route (src/cluster) reads with its own parser and uses its Client only for output:
@@ -109,10 +113,9 @@ export class Client implements ParserHandler {
   flushQueued = false;
   /** Socket bytes still unwritten at the last flush: part of the pending total. */
   socketPending = 0;
+  /** Holding publishers, being held, and the slow consumer cut-offs (backpressure.ts). */
+  readonly flow: Flow;
   private pingTimer: NodeJS.Timeout | null = null;
-  /** Publishers paused until this connection's output drains. */
-  private heldProducers: Client[] | null = null;
-  private deadlineTimer: NodeJS.Timeout | null = null;
   private authTimer: NodeJS.Timeout | null = null;
 
   // A one-entry cache of the last published subject, checked by bytes.
@@ -122,6 +125,12 @@ export class Client implements ParserHandler {
 
   /** Reads arrive through the shared read buffer's callback, not 'data' events. */
   sharedReads = false;
+  /** The server's turn of this connection's last read, and when its reads in it began. */
+  private readTurn = -1;
+  private turnStart = 0;
+  private yielding = false;
+  /** Reads are paused for a bcrypt verdict (awaitVerdict); a yield must not resume them. */
+  private verdictPending = false;
 
   constructor(
     server: Server,
@@ -141,6 +150,17 @@ export class Client implements ParserHandler {
       maxControlLine: server.options.maxControlLine,
       maxPayload: server.options.maxPayload,
     });
+    this.flow = new Flow(
+      this,
+      () => server.options.writeDeadline,
+      () => server.options.maxPending >>> 1,
+      kind === 'route',
+    );
+  }
+
+  /** Output queued in the outbound block and not yet handed to the socket. */
+  get outQueued(): number {
+    return this.out.queued;
   }
 
   /** One read from the socket: every op in it, then one flush of what it produced. */
@@ -148,7 +168,23 @@ export class Client implements ParserHandler {
     // Activity is noted per read, not per message: the keep-alive only needs to
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
-    this.server.runRead(this, this.parser, chunk, this);
+    const server = this.server;
+    const turn = server.turn();
+    if (turn !== this.readTurn) {
+      this.readTurn = turn;
+      this.turnStart = performance.now();
+    }
+    server.runRead(this, this.parser, chunk, this);
+    if (performance.now() - this.turnStart > READ_SLICE_MS && !this.yielding && !this.closed) {
+      this.yielding = true;
+      this.socket?.pause();
+      setImmediate(this.endYield);
+    }
+  };
+
+  private readonly endYield = (): void => {
+    this.yielding = false;
+    if (!this.closed && !this.flow.isHeld && !this.verdictPending) this.socket?.resume();
   };
 
   /** Sends INFO (null when it already went out, before a TLS handshake) and starts reading. */
@@ -189,7 +225,7 @@ export class Client implements ParserHandler {
     const opts = parseConnect(text);
     if (typeof opts === 'string') {
       this.server.logger.debug(`${this.label()} - ${opts}`);
-      this.close(CloseReason.parseError, ErrText.parserError);
+      this.close(CloseReason.protocolViolation, ErrText.parserError);
       return;
     }
     if (opts.protocol < 0 || opts.protocol > 1) {
@@ -260,8 +296,10 @@ export class Client implements ParserHandler {
   private awaitVerdict(verdict: Promise<boolean>, connect: Buffer): void {
     this.parser.suspend();
     this.socket?.pause();
+    this.verdictPending = true;
     const copy = Buffer.from(connect);
     const done = (ok: boolean): void => {
+      this.verdictPending = false;
       if (this.closed) return;
       this.lateVerdict = ok;
       this.onConnect(copy, 0, copy.length);
@@ -289,7 +327,7 @@ export class Client implements ParserHandler {
     try {
       JSON.parse(buf.toString('utf8', start, end));
     } catch {
-      this.close(CloseReason.parseError, ErrText.parserError);
+      this.close(CloseReason.protocolViolation, ErrText.parserError);
     }
   }
 
@@ -432,7 +470,7 @@ export class Client implements ParserHandler {
   onFailure(kind: ParseFailure): void {
     switch (kind) {
       case ParseFailure.unknownOp:
-        this.close(CloseReason.parseError, ErrText.unknownOp);
+        this.close(CloseReason.protocolViolation, ErrText.unknownOp);
         return;
       case ParseFailure.maxControlLine:
         this.close(CloseReason.maxControlLine, ErrText.maxControlLine);
@@ -481,10 +519,8 @@ export class Client implements ParserHandler {
   }
 
   /**
-   * Past max_pending the subscriber is cut off; past half of it, the publisher that
-   * is feeding it is held (its socket paused) until this socket drains, as the
-   * reference stalls fast producers, so memory stays bounded without cutting off a
-   * subscriber that is merely a little behind.
+   * Past max_pending the subscriber is cut off at once; past half of it, the read
+   * that pushed it there will hold its publisher (Server.runRead, backpressure.ts).
    */
   private checkPending(): void {
     const socket = this.socket;
@@ -495,47 +531,23 @@ export class Client implements ParserHandler {
     // As the reference, a route is never cut off for pending bytes (that would drop
     // the whole cluster's interest): its publishers are held instead.
     if (pending > max && this.kind !== 'route') {
-      this.slowConsumer(CloseReason.slowConsumerPending);
-    } else if (pending > max >>> 1) {
-      this.server.congested = this;
+      this.slowConsumer(false);
+    } else if (pending > max >>> 1 && this.server.reading && !this.flow.listed) {
+      if (this.flow.mayHold()) this.server.congest(this);
     }
   }
 
-  /** Pauses a publisher until this connection's output drains (see checkPending). */
+  /** Holds producer's reads while this connection is behind (see backpressure.ts). */
   holdProducer(producer: Client): void {
-    const socket = this.socket;
-    if (socket === null || producer.socket === null || producer === this || this.closed) return;
-    if (this.out.queued + socket.writableLength <= this.server.options.maxPending >>> 1) return;
-    this.heldProducers ??= [];
-    if (!this.heldProducers.includes(producer)) {
-      this.heldProducers.push(producer);
-      producer.socket.pause();
-    }
-    // A subscriber that never drains is cut off after write_deadline, which also
-    // releases the publishers it held.
-    this.deadlineTimer ??= setTimeout(() => {
-      this.deadlineTimer = null;
-      if (this.socket !== null && this.socket.writableLength > 0) {
-        this.slowConsumer(CloseReason.slowConsumerDeadline);
-      }
-    }, this.server.options.writeDeadline);
+    const socket = producer.socket;
+    if (socket === null || producer.closed || producer.kind === 'internal') return;
+    this.flow.hold(producer.flow, socket);
   }
 
   /** The socket wrote everything out: publishers held for it may go on. */
   drained(): void {
     this.socketPending = 0;
-    this.releaseProducers();
-  }
-
-  private releaseProducers(): void {
-    if (this.deadlineTimer !== null) {
-      clearTimeout(this.deadlineTimer);
-      this.deadlineTimer = null;
-    }
-    const held = this.heldProducers;
-    if (held === null) return;
-    this.heldProducers = null;
-    for (const p of held) if (!p.closed) p.socket?.resume();
+    this.flow.drained();
   }
 
   /** Hands queued output to the socket (the server calls this once per turn). */
@@ -543,11 +555,16 @@ export class Client implements ParserHandler {
     this.flushQueued = false;
     const socket = this.socket;
     if (socket === null || this.closed) return;
-    this.out.flush(socket);
-    this.socketPending = socket.writableLength;
+    this.flow.handed += this.out.flush(socket);
+    const left = socket.writableLength;
+    this.socketPending = left;
+    if (left > 0) this.flow.backlogged();
   }
 
-  private slowConsumer(reason: CloseReasonText): void {
+  /** Cuts this connection off: pending output past max_pending, or a write deadline missed. */
+  slowConsumer(deadline: boolean): void {
+    if (this.closed) return;
+    const reason = deadline ? CloseReason.slowConsumerDeadline : CloseReason.slowConsumerPending;
     this.server.slowConsumers++;
     this.server.logger.info(
       reason === CloseReason.slowConsumerPending
@@ -644,7 +661,7 @@ export class Client implements ParserHandler {
     this.stop = new Date();
     this.parser.stop();
     if (this.pingTimer !== null) clearTimeout(this.pingTimer);
-    this.releaseProducers();
+    this.flow.closed();
     if (this.authTimer !== null) clearTimeout(this.authTimer);
     for (const sub of this.subs.values()) {
       sub.closed = true;
@@ -654,7 +671,7 @@ export class Client implements ParserHandler {
     const socket = this.socket;
     if (socket !== null) {
       if (!socket.destroyed) {
-        this.out.flush(socket);
+        this.flow.handed += this.out.flush(socket);
         socket.end();
         // A peer that never reads would keep the socket forever.
         setTimeout(() => socket.destroy(), 2000).unref();

@@ -3,6 +3,7 @@
 // itself would pin its socket, parser and output blocks for each of the last 10,000
 // closed connections.
 
+import { TLSSocket } from 'node:tls';
 import type { Client } from './client.js';
 
 export interface ClosedSubscription {
@@ -36,9 +37,24 @@ export interface ClosedClientInfo {
   readonly user: string;
   readonly account: string;
   readonly subs: readonly ClosedSubscription[];
+  /** The TLS version ("1.3") and cipher suite of a TLS connection, else empty. */
+  readonly tlsVersion: string;
+  readonly tlsCipher: string;
+}
+
+/** A connection's TLS version and cipher suite as the reference names them; empty without TLS. */
+export function tlsState(c: Client): { version: string; cipher: string } {
+  const socket = c.socket;
+  if (!(socket instanceof TLSSocket)) return { version: '', cipher: '' };
+  const protocol = socket.getProtocol() ?? '';
+  return {
+    version: protocol.replace(/^TLSv/, ''),
+    cipher: socket.getCipher().standardName,
+  };
 }
 
 export function snapshotClosed(c: Client): ClosedClientInfo {
+  const tls = tlsState(c);
   const subs: ClosedSubscription[] = [];
   for (const s of c.subs.values()) {
     subs.push({ subject: s.subject, queue: s.queue, sid: s.sid, msgs: s.delivered, max: s.max });
@@ -63,5 +79,7 @@ export function snapshotClosed(c: Client): ClosedClientInfo {
     user: c.user,
     account: c.account.name,
     subs,
+    tlsVersion: tls.version,
+    tlsCipher: tls.cipher,
   };
 }

@@ -44,16 +44,19 @@ export class Outbound {
     this.partsBytes += data.length;
   }
 
-  /** Hands everything queued to the socket in one corked burst. */
-  flush(socket: Transport): void {
+  /** Hands everything queued to the socket in one corked burst; returns how many bytes. */
+  flush(socket: Transport): number {
     const parts = this.parts;
+    let handed = 0;
     if (parts.length === 0) {
       if (this.pos > this.start) {
+        handed = this.pos - this.start;
         socket.write(this.buf.subarray(this.start, this.pos));
         this.start = this.pos;
       }
     } else {
       this.seal();
+      handed = this.partsBytes;
       socket.cork();
       for (let i = 0; i < parts.length; i++) socket.write(parts[i]!);
       socket.uncork();
@@ -72,6 +75,7 @@ export class Outbound {
       this.start = 0;
       this.pos = 0;
     }
+    return handed;
   }
 
   /** Drops everything queued (the connection is going away). */

@@ -88,6 +88,8 @@ const FIELDS: readonly Field[] = [
   { key: 'logtime', go: 'Logtime', logging: true, apply: logged('logtime') },
   { key: 'maxConnections', go: 'MaxConn', apply: applyMaxConnections },
   { key: 'maxSubscriptions', go: 'MaxSubs' },
+  { key: 'systemAccount', go: 'SystemAccount' },
+  { key: 'noSystemAccount', go: 'NoSystemAccount' },
   {
     key: 'pingInterval',
     go: 'PingInterval',

@@ -137,14 +137,17 @@ export class Server {
 
   /** True while a client's read is being parsed; its end flushes (see Client.begin). */
   reading = false;
-  /** A connection whose output passed half of max_pending during this read (see Client). */
-  congested: Client | null = null;
+  /** Connections whose output passed half of max_pending during this read (backpressure.ts). */
+  private congested: Client[] = [];
 
   private listener: NetServer | null = null;
   private nextCid = 1;
   private flushList: Client[] = [];
   private spareFlushList: Client[] = [];
   private flushScheduled = false;
+  /** Counts turns of the event loop in which connections read (Client's read budget). */
+  private turnCount = 0;
+  private turnScheduled = false;
   private readonly internalMessage = new InternalMessage();
   /** publishInternal calls under way: a subscriber may publish while it receives. */
   private internalDepth = 0;
@@ -341,10 +344,34 @@ export class Server {
     }
     this.flushPending();
     const congested = this.congested;
-    if (congested !== null) {
-      this.congested = null;
-      congested.holdProducer(producer);
+    if (congested.length > 0) {
+      for (let i = 0; i < congested.length; i++) {
+        const c = congested[i]!;
+        c.flow.listed = false;
+        c.holdProducer(producer);
+      }
+      congested.length = 0;
     }
+  }
+
+  /** The current turn of the event loop, as far as reads are concerned. */
+  turn(): number {
+    if (!this.turnScheduled) {
+      this.turnScheduled = true;
+      setImmediate(this.nextTurn);
+    }
+    return this.turnCount;
+  }
+
+  private readonly nextTurn = (): void => {
+    this.turnScheduled = false;
+    this.turnCount++;
+  };
+
+  /** During a read: c's output passed half of max_pending, so the reader will be held. */
+  congest(c: Client): void {
+    c.flow.listed = true;
+    this.congested.push(c);
   }
 
   /**

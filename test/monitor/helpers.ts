@@ -228,7 +228,8 @@ export async function waitClosed(s: RunningServer, name: string, ms = 5000): Pro
  * A subscriber that never reads, and a publisher that floods it until the server
  * cuts it off as a slow consumer. Needs a small maxPending and writeDeadline
  * (SLOW_CONSUMER_OPTIONS): wirebus holds the publisher once the subscriber is half
- * way to max_pending, so the cut-off usually comes from the write deadline.
+ * way to max_pending, for at most a second while nothing drains, then cuts it off
+ * at max_pending; the short write deadline may come first.
  */
 export const SLOW_CONSUMER_OPTIONS = {
   maxPending: 262_144,

@@ -1,16 +1,17 @@
 // /varz against the reference's recorded answer (fixtures/varz.json), and its numbers.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../auth/helpers.js';
 import { ProcessUsage } from '../../src/monitor/varz.js';
-import { fixture, getJson, populate, shapeDiff, withMonitor } from './helpers.js';
+import { fixture, getJson, type JsonObject, populate, shapeDiff, withMonitor } from './helpers.js';
 
-/**
- * Fields of the reference's /varz that wirebus deliberately lacks:
- * - system_account: wirebus has no system account ($SYS) yet; the reference omits
- *   the field when there is none, and so do we.
- */
-const VARZ_ABSENT = ['system_account'];
+/** Fields of the reference's /varz that wirebus deliberately lacks: none now. */
+const VARZ_ABSENT: string[] = [];
 
 describe('/varz', () => {
   it("has the reference's field names, nesting and value types", async () => {
@@ -62,6 +63,36 @@ describe('/varz', () => {
         pop.close();
       }
     });
+  });
+
+  it('names the system account: $SYS, the configured one, or none', async () => {
+    // As the reference: $SYS by default (and listed in /accountz), system_account
+    // names another, no_system_account removes it.
+    await withMonitor({}, async (s) => {
+      assert.equal((await getJson(s, '/varz')).system_account, '$SYS');
+      const z = await getJson(s, '/accountz');
+      assert.equal(z.system_account, '$SYS');
+      assert.deepEqual(z.accounts, ['$G', '$SYS']);
+      const detail = (await getJson(s, '/accountz?acc=$SYS')).account_detail as JsonObject;
+      assert.equal(detail.account_name, '$SYS');
+      assert.equal(detail.client_connections, 0);
+    });
+    await withMonitor({ systemAccount: 'OPS' }, async (s) => {
+      assert.equal((await getJson(s, '/varz')).system_account, 'OPS');
+    });
+    await withMonitor({ noSystemAccount: true }, async (s) => {
+      assert.equal('system_account' in (await getJson(s, '/varz')), false);
+      const z = await getJson(s, '/accountz');
+      assert.equal('system_account' in z, false);
+      assert.deepEqual(z.accounts, ['$G']);
+    });
+    // A configured system account that is no account stops the start, as the reference.
+    const conf = join(tempDir(), 'sys.conf');
+    writeFileSync(conf, 'listen: 127.0.0.1:-1\nsystem_account: NOPE\n');
+    const bin = fileURLToPath(new URL('../../../bin/wirebus', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, '-c', conf], { encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.equal(r.stderr, 'wirebus: error resolving system account: account missing\n');
   });
 
   it('counts requests per endpoint in http_req_stats', async () => {

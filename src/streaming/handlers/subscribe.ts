@@ -142,6 +142,7 @@ async function subscribeQueue(
   const durable = req.durableName;
   const name = durable !== '' ? `${durable}:${req.qGroup}` : req.qGroup;
   let group = channel.groups.get(name);
+  let created = false;
   if (group === undefined) {
     // The start position applies only to the member that creates the group.
     const lastSent = await channel.startSequence(
@@ -156,6 +157,7 @@ async function subscribeQueue(
     if (group === undefined) {
       group = new QueueGroup(name, durable !== '', lastSent);
       channel.groups.set(name, group);
+      created = true;
     }
   }
   const shadow = group.shadow;
@@ -171,7 +173,9 @@ async function subscribeQueue(
   }
   let sub: Sub;
   try {
-    sub = create(s, req, client, channel, name, group.lastSent);
+    // A member that joins an existing group starts with last_sent 0, its own, as
+    // the reference shows it; the group keeps the position (group.lastSent).
+    sub = create(s, req, client, channel, name, created ? group.lastSent : 0);
   } catch (err) {
     if (group.members.length === 0 && group.shadow === null) channel.groups.delete(name);
     return (err as Error).message;

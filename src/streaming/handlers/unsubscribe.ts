@@ -112,7 +112,8 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
   group.remove(sub);
   const members = group.members;
   if (members.length > 0) {
-    // The others take its unacked messages, redelivered shortly (round-robin).
+    // The others take its unacked messages, redelivered shortly (round-robin); each
+    // member's last_sent becomes the highest sequence it took.
     const seqs = sub.pendingSorted();
     sub.pending.clear();
     // The group's last sent sequence is kept by its members' records: when the one
@@ -138,6 +139,7 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
   if (group.isDurable && mode === 'close') {
     sub.offline = true;
     sub.stalled = false;
+    sub.lastSent = group.lastSent;
     group.shadow = sub;
     // Stored without its client, as the reference stores a shadow: the reference
     // drops a durable queue subscription whose client is gone as a ghost otherwise.
