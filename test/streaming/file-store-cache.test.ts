@@ -4,7 +4,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FileStore } from '../../src/streaming/store/file.js';
-import type { FileMsgStore } from '../../src/streaming/store/file-msgs.js';
+import { FileMsgStore } from '../../src/streaming/store/file-msgs.js';
 import type { FileStoreOptions } from '../../src/streaming/store/file-options.js';
 import type { StoredMsg } from '../../src/streaming/store/index.js';
 import { assertSameMsg, msg } from './store-fixtures.js';
@@ -20,7 +20,8 @@ async function open(dir: string, options: Omit<FileStoreOptions, 'dir'>): Promis
 
 function msgsOf(store: FileStore, channel: string): FileMsgStore {
   const ch = store.lookupChannel(channel) ?? store.createChannel(channel);
-  return ch.msgs as FileMsgStore;
+  assert.ok(ch.msgs instanceof FileMsgStore);
+  return ch.msgs;
 }
 
 /** Stores `from..to`, flushing every `batch` messages; returns the last `keep`. */
