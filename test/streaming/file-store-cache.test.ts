@@ -92,6 +92,22 @@ describe('file store: read cache under limits', () => {
     await store.close();
   });
 
+  it('many channels share one total: four times cacheBytes for the whole store', async () => {
+    const dir = await tempDir();
+    const store = await open(dir, { cacheBytes: 4096 });
+    const channels = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
+    let largest = 0;
+    for (const ch of channels) {
+      const kept = await publish(store, ch, 1, 500, 500);
+      for (const m of kept) largest = Math.max(largest, m.encoded.length);
+    }
+    let total = 0;
+    for (const ch of channels) total += msgsOf(store, ch).cached.bytes;
+    // A channel keeps at least the message it stored last.
+    assert.ok(total <= 4 * 4096 + channels.length * largest, `the caches hold ${total} B`);
+    await store.close();
+  });
+
   it('after a restart, limits go on removing from slices whose index was not loaded', async () => {
     const dir = await tempDir();
     const options = { sliceMaxMsgs: 100, limits: { maxMsgs: 1000 } };

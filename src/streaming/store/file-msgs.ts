@@ -28,7 +28,23 @@ export interface FileMsgContext {
   readonly tuning: FileStoreTuning;
   readonly sliceLimits: SliceLimits;
   readonly crc: Crc32;
+  readonly cache: CacheBudget;
 }
+
+/**
+ * The read caches of all channels of one store together: at most CACHE_CHANNELS
+ * times cacheBytes (64 MiB by default), so a server with many busy channels does not
+ * keep 16 MiB for each. A channel that stores past the total forgets its own oldest.
+ */
+export class CacheBudget {
+  bytes = 0;
+  readonly limit: number;
+  constructor(cacheBytes: number) {
+    this.limit = cacheBytes * CACHE_CHANNELS;
+  }
+}
+
+const CACHE_CHANNELS = 4;
 
 /** What recovery found for a channel. */
 export interface RecoveredMsgs {
@@ -108,9 +124,8 @@ export class FileMsgStore extends MsgStoreBase {
         this.dropSlice(tail);
         tail = undefined;
       }
+      this.clearRing();
       this.ringFirst = seq;
-      this.ringCount = 0;
-      this.ringBytes = 0;
     }
     if (tail === undefined || this.isFull(tail)) {
       tail = this.newSlice();
@@ -160,9 +175,7 @@ export class FileMsgStore extends MsgStoreBase {
   empty(): void {
     this.reset();
     for (const s of this.slices.splice(0)) this.dropSlice(s);
-    this.ringCount = 0;
-    this.ringBytes = 0;
-    this.ring.fill(undefined);
+    this.clearRing();
     this.blocks = [];
   }
 
@@ -170,6 +183,7 @@ export class FileMsgStore extends MsgStoreBase {
   markDeleted(): void {
     this.deleted = true;
     this.stopTimer();
+    this.clearRing();
   }
 
   /** Every file of the log, for a channel deletion. */
@@ -310,15 +324,29 @@ export class FileMsgStore extends MsgStoreBase {
     this.ring[msg.sequence & this.mask] = msg;
     this.ringCount++;
     this.ringBytes += msg.encoded.length;
-    while (this.ringBytes > this.ctx.tuning.cacheBytes && this.ringCount > 1) this.forgetOldest();
+    const cache = this.ctx.cache;
+    cache.bytes += msg.encoded.length;
+    const max = this.ctx.tuning.cacheBytes;
+    while ((this.ringBytes > max || cache.bytes > cache.limit) && this.ringCount > 1) {
+      this.forgetOldest();
+    }
   }
 
   private forgetOldest(): void {
     const i = this.ringFirst & this.mask;
-    this.ringBytes -= this.ring[i]!.encoded.length;
+    const n = this.ring[i]!.encoded.length;
+    this.ringBytes -= n;
+    this.ctx.cache.bytes -= n;
     this.ring[i] = undefined;
     this.ringFirst++;
     this.ringCount--;
+  }
+
+  private clearRing(): void {
+    this.ctx.cache.bytes -= this.ringBytes;
+    this.ringBytes = 0;
+    this.ringCount = 0;
+    this.ring.fill(undefined);
   }
 
   private growRing(): void {
