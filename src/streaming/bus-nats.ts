@@ -5,6 +5,14 @@
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import { asBuffer, type Bus, type BusHandler, type BusSubscription } from './bus.js';
 
+/** The URLs of a `-ns` value (a comma-separated list is accepted, as the reference's). */
+export function serverList(urls: string): string[] {
+  return urls
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+}
+
 export class NatsBus implements Bus {
   private constructor(
     private readonly nc: NatsConnection,
@@ -13,10 +21,7 @@ export class NatsBus implements Bus {
 
   /** Connects to `urls` (a comma-separated list is accepted, as the reference's -ns). */
   static async connect(urls: string, name: string): Promise<NatsBus> {
-    const servers = urls
-      .split(',')
-      .map((u) => u.trim())
-      .filter((u) => u !== '');
+    const servers = serverList(urls);
     const nc = await connect({
       servers,
       name,

@@ -14,6 +14,13 @@ import { DurationError, parseGoDuration } from '../config/duration.js';
 import { registerFlag, UsageError, type CommandLine } from '../config/flags.js';
 import { expectDuration, registerConfigKeys, type LoadedConfig } from '../config/load.js';
 import { fileFlagNames, fileOptionsFromFlags, readFileOptions } from './config-file.js';
+import {
+  clusterFlagNames,
+  clusteredFlag,
+  clusteringFromFlags,
+  readClusterSection,
+  resolveClustering,
+} from './config-cluster.js';
 import type { StreamingOptions, StoreKind } from './options.js';
 import type { ChannelLimitsOverride, StoreLimitsConfig } from './store/limits.js';
 
@@ -126,7 +133,9 @@ function storeKind(v: string, fail: (msg: string) => never): StoreKind {
 /** True when the command line has any streaming flag. */
 export function hasStreamingFlags(cl: CommandLine): boolean {
   for (const name of cl.extra.keys()) {
-    if (streamingFlagNames.has(name) || fileFlagNames.has(name)) return true;
+    if (streamingFlagNames.has(name) || fileFlagNames.has(name) || clusterFlagNames.has(name)) {
+      return true;
+    }
   }
   return false;
 }
@@ -388,6 +397,13 @@ const readers: [string[], Reader][] = [
   ],
   [['ft_group', 'ft_group_name'], (v, k, o) => (o.ftGroup = str(v, k))],
   [
+    ['cluster', 'clustering'],
+    (v, k, o) => {
+      if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
+      o.clustering = resolveClustering(readClusterSection(v));
+    },
+  ],
+  [
     ['file_options', 'file'],
     (v, k, o, _l, w) => {
       if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
@@ -416,7 +432,6 @@ const ignored = new Set([
   'credentials',
   'tls',
   'secure',
-  'cluster',
   'encrypt',
   'encryption_cipher',
   'encryption_key',
@@ -490,6 +505,18 @@ export function resolveStreamingSettings(
   // FILE store options: the flags win field by field over file_options.
   if (fileOptions.fileOptions !== undefined || flags.options.fileOptions !== undefined) {
     options.fileOptions = { ...fileOptions.fileOptions, ...flags.options.fileOptions };
+  }
+  // Clustered mode: the config file's `cluster {}` block, the --cluster_* flags on top;
+  // --clustered=false turns it off.
+  const clusterFlags = clusteringFromFlags(cl);
+  if (clusteredFlag(cl) === false) options.clustering = null;
+  else if (clusterFlags !== undefined && (clusteredFlag(cl) === true || options.clustering)) {
+    const base = options.clustering ?? undefined;
+    options.clustering = resolveClustering({
+      ...base,
+      ...clusterFlags,
+      ignored: [...(base?.ignored ?? []), ...(clusterFlags.ignored ?? [])],
+    });
   }
   return { enabled: section || hasStreamingFlags(cl), options, warnings };
 }

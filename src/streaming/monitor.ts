@@ -142,9 +142,23 @@ function shownClusterId(s: StreamingServer): string {
   return s.state === 'FT_STANDBY' ? '' : s.clusterId;
 }
 
-export function serverz(s: StreamingServer): Record<string, unknown> {
+/** Clients, subscriptions and channels: served, or (a clustered Follower) replicated. */
+function counts(s: StreamingServer): { clients: number; subscriptions: number; channels: number } {
+  if (s.cluster !== null && !s.serving) {
+    // As the reference's Followers: what the replicated state holds.
+    let clients = 0;
+    for (const _ of s.store.clients()) clients++;
+    let subscriptions = 0;
+    for (const ch of s.store.channels()) subscriptions += ch.subs.count;
+    return { clients, subscriptions, channels: s.store.channelCount };
+  }
   let subscriptions = 0;
   for (const ch of s.channels.values()) subscriptions += ch.subsCount;
+  return { clients: s.clients.size, subscriptions, channels: s.channels.size };
+}
+
+export function serverz(s: StreamingServer): Record<string, unknown> {
+  const { clients, subscriptions, channels } = counts(s);
   const totals = s.store.totals();
   const now = nowMs();
   const out: Record<string, unknown> = {
@@ -153,12 +167,14 @@ export function serverz(s: StreamingServer): Record<string, unknown> {
     version: STREAMING_VERSION,
     go: process.version,
     state: s.state,
+    // Clustered: the raft role and node ID, as the reference (omitted otherwise).
+    ...(s.cluster !== null ? { role: s.cluster.role, node_id: s.cluster.nodeId } : {}),
     now: rfc3339(now),
     start_time: rfc3339(s.startTime.getTime()),
     uptime: uptime(now - s.startTime.getTime()),
-    clients: s.clients.size,
+    clients,
     subscriptions,
-    channels: s.channels.size,
+    channels,
     total_msgs: totals.msgs,
     total_bytes: totals.bytes,
     in_msgs: s.inMsgs,

@@ -1,6 +1,7 @@
 // Options of the streaming layer, with the reference server's defaults
 // (nats-streaming-server's server.GetDefaultOptions). Durations are milliseconds.
 
+import { validateClustering, type ClusteringOptions } from './cluster/options.js';
 import type { FileStoreTuning } from './store/file-options.js';
 import type { StoreLimitsConfig } from './store/limits.js';
 import { parseDriver } from './store/sql/db.js';
@@ -31,6 +32,11 @@ export interface StreamingOptions {
   sqlMaxOpenConns: number;
   /** Fault-tolerance group (`--ft_group`): empty for a standalone server. */
   ftGroup: string;
+  /**
+   * Clustered mode (`--clustered`, `streaming { cluster {} }`): the channels live in
+   * the JetStream of the `-ns` NATS cluster; null for a standalone or FT server.
+   */
+  clustering: ClusteringOptions | null;
   /** Store limits (global and per channel); validated when the server starts. */
   limits: StoreLimitsConfig;
   /** A store built by the embedding program; wins over storeType. */
@@ -65,6 +71,7 @@ export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze
   sqlNoCaching: false,
   sqlMaxOpenConns: 0,
   ftGroup: '',
+  clustering: null,
   limits: {},
   store: null,
   hbInterval: 30_000,
@@ -114,6 +121,10 @@ export function validateStreamingOptions(o: StreamingOptions): string[] {
   }
   if (o.store === null && o.storeType === 'FILE' && o.dir === '') {
     problems.push('file store: --dir is required for the FILE store');
+  }
+  if (o.clustering !== null) {
+    problems.push(...validateClustering(o.clustering, o.natsServer));
+    if (o.ftGroup !== '') problems.push('ft_group and clustering cannot be used together');
   }
   if (o.ftGroup !== '' && o.store === null && o.storeType === 'MEMORY') {
     problems.push('ft: only FILE or SQL stores supported in FT mode');

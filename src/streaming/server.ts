@@ -31,16 +31,18 @@ import { ConnectRequest, PubAck } from './protocol/index.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
+import { ClusterMember } from './cluster/member.js';
 import { FileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import { isStoreError } from './store/errors.js';
-import type { ClientRecord, ServerInfoRecord, Store } from './store/types.js';
+import type { ClientRecord, RecoveredState, ServerInfoRecord, Store } from './store/types.js';
 import type { Sub } from './subscription.js';
 import { StreamingStartError } from './start-error.js';
 
 export { STREAMING_VERSION, StreamingStartError } from './start-error.js';
 
-export type StreamingState = 'STANDALONE' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
+export type StreamingState =
+  'STANDALONE' | 'CLUSTERED' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
 
 export const Err = {
   invalidConnReq: 'stan: invalid connection request',
@@ -103,6 +105,10 @@ export class StreamingServer {
   private readonly subs: BusSubscription[] = [];
   /** The fault-tolerance member (--ft_group), null when standalone. */
   ft: FtMember | null = null;
+  /** The clustered node (--clustered), null otherwise. */
+  cluster: ClusterMember | null = null;
+  /** Counts clustered step-downs, so that a promotion overtaken by one stops. */
+  private generation = 0;
   /** Called after abort() (the command exits; an embedding program decides). */
   onAbort: ((reason: string) => void) | null = null;
   private started = false;
@@ -133,12 +139,20 @@ export class StreamingServer {
 
   /** Serves streaming clients: standalone, or the active server of an FT group. */
   get serving(): boolean {
-    return this.state === 'STANDALONE' || this.state === 'FT_ACTIVE';
+    return (
+      this.state === 'STANDALONE' ||
+      this.state === 'FT_ACTIVE' ||
+      (this.state === 'CLUSTERED' && this.cluster!.leading)
+    );
   }
 
   /** Opens the store, recovers, checks no other server uses the cluster ID, subscribes. */
   async start(): Promise<void> {
     const o = this.options;
+    if (o.clustering !== null) {
+      await this.startClustered();
+      return;
+    }
     this.store = o.store ?? (await this.createStore());
     this.bus = await this.createBus();
     if (o.ftGroup !== '') {
@@ -163,6 +177,65 @@ export class StreamingServer {
     logStartup(this);
   }
 
+  /** Clustered: a Follower until the lease is ours (cluster/member.ts). */
+  private async startClustered(): Promise<void> {
+    this.state = 'CLUSTERED';
+    this.cluster = new ClusterMember(
+      this,
+      this.options.clustering!,
+      this.options.natsServer,
+      this.options.limits,
+    );
+    this.bus = await this.createBus();
+    try {
+      this.store = await this.cluster.start();
+    } catch (err) {
+      await this.bus.close();
+      this.state = 'FAILED';
+      throw new StreamingStartError(
+        `clustered: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    this.started = true;
+  }
+
+  /** Clustered: the lease is ours; catch up, recover and serve (called by ClusterMember). */
+  async promote(): Promise<void> {
+    const generation = this.generation;
+    const store = this.store;
+    const recovered = await store.recover();
+    if (!this.stillPromoting(generation)) return;
+    await this.initFrom(recovered);
+    if (!this.stillPromoting(generation)) return;
+    this.subscribeAll();
+    logStartup(this);
+  }
+
+  /** False once the node stepped down (or shut down) during a promotion. */
+  private stillPromoting(generation: number): boolean {
+    return generation === this.generation && this.state === 'CLUSTERED';
+  }
+
+  /**
+   * Clustered: stop serving at once and forget what was served (the store is
+   * abandoned; ClusterMember gives the server a fresh one that follows again).
+   */
+  demote(reason: string): void {
+    this.generation++;
+    this.stopServing();
+    this.clients.clear();
+    this.clientsByConn.clear();
+    this.checkingIds.clear();
+    this.channels.clear();
+    this.lowerNames.clear();
+    this.ackInboxes.clear();
+    this.ackReplies = [];
+    this.acks = [];
+    this.dirty = [];
+    (this.store as Partial<{ abandon(): void }>).abandon?.();
+    this.logger.debug(`STAN: no longer serving: ${reason}`);
+  }
+
   /** FT: the store lock is ours; recover and serve (called by FtMember). */
   async activate(): Promise<void> {
     if (this.state !== 'FT_STANDBY') return;
@@ -180,6 +253,12 @@ export class StreamingServer {
     this.logger.fatal(`STAN: ${reason}, aborting`);
     this.state = 'FAILED';
     this.ft?.stop();
+    this.stopServing();
+    this.onAbort?.(reason);
+  }
+
+  /** No more requests, heartbeats, redeliveries or acks (abort, clustered step-down). */
+  private stopServing(): void {
     for (const s of this.subs) s.unsubscribe();
     this.subs.length = 0;
     for (const client of this.clients.values()) client.stopHeartbeats();
@@ -189,7 +268,6 @@ export class StreamingServer {
         this.stopAcks(s);
       }
     }
-    this.onAbort?.(reason);
   }
 
   private async createSqlStore(): Promise<Store> {
@@ -282,8 +360,11 @@ export class StreamingServer {
   }
 
   private async recoverAndInit(): Promise<void> {
+    await this.initFrom(await this.store.recover());
+  }
+
+  private async initFrom(recovered: RecoveredState | undefined): Promise<void> {
     const o = this.options;
-    const recovered = await this.store.recover();
     if (recovered !== undefined) {
       if (recovered.info.clusterID !== o.clusterId) {
         throw new StreamingStartError(
@@ -304,7 +385,7 @@ export class StreamingServer {
       close: `_STAN.close.${cid}`,
       subClose: `_STAN.subclose.${cid}`,
       acksSubs: `_STAN.ack.${cid}`,
-      nodeID: '',
+      nodeID: this.cluster?.nodeId ?? '',
     };
     this.store.init(this.info);
     await this.store.flush();
@@ -456,7 +537,7 @@ export class StreamingServer {
   }
 
   /** max_inactivity: the store reports the channel idle; delete it unless it is in use. */
-  private onChannelInactive(name: string): void {
+  onChannelInactive(name: string): void {
     const channel = this.channels.get(name);
     if (channel === undefined || !this.serving) return;
     if (channel.hasActiveSubs() || channel.subscribing > 0) return;
@@ -597,5 +678,7 @@ export class StreamingServer {
     for (const s of this.subs) s.unsubscribe();
     await this.bus.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
+    // Clustered: the lease goes last, once this node's last state is written.
+    await this.cluster?.stop().catch(() => undefined);
   }
 }

@@ -19,7 +19,7 @@ import type { ChannelLimits, ResolvedLimits } from './limits.js';
 export type MaybePromise<T> = T | Promise<T>;
 
 /** The `type` /streaming/storez reports. */
-export type StoreType = 'MEMORY' | 'FILE' | 'SQL';
+export type StoreType = 'MEMORY' | 'FILE' | 'SQL' | 'JETSTREAM';
 
 /**
  * A stored message: the marshaled MsgProto (see protocol/msgproto.ts; redelivered

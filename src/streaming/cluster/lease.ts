@@ -1,0 +1,260 @@
+// Leader election for clustered streaming, from the replicated engine itself: the
+// Leader holds a lease, the key `leader` of a replicated key-value bucket, and renews
+// it by compare-and-set on the key's revision (docs/design/clustered-streaming.md
+// argues why two Leaders never coexist):
+//
+// - The Leader renews every renewInterval with update(key, value, its revision). A
+//   renewal sent at t and acknowledged makes it Leader until t + leaseTimeout (t is
+//   taken before the request leaves, so the lease never lasts longer than JetStream
+//   saw it). When that time comes without a newer renewal, it steps down (a timer,
+//   not the renewal loop, so a slow request cannot delay it). A renewal refused
+//   because the revision moved means someone else holds the lease: it steps down at
+//   once.
+// - Another node reads the key every renewInterval. Once it has seen the same
+//   revision for electionTimeout (> leaseTimeout) on its own clock, the Leader that
+//   wrote it has stepped down, whatever it is doing; then the node takes the lease
+//   with update(key, value, that revision), which JetStream accepts for one node only.
+//   A node that sees the lease released (a Leader that stopped cleanly) takes it at once.
+// - A missing key is created with create(), which also succeeds for one node only.
+//
+// Clocks: only durations on each node's monotonic clock are compared, never
+// timestamps across nodes. Clock rates may differ by the margin electionTimeout -
+// leaseTimeout over one lease.
+
+/** The part of a key-value bucket the lease uses (the `nats` client's KV has it). */
+export interface LeaseBucket {
+  get(key: string): Promise<{
+    readonly revision: number;
+    readonly value: Uint8Array;
+    readonly operation: string;
+  } | null>;
+  create(key: string, value: Uint8Array): Promise<number>;
+  update(key: string, value: Uint8Array, revision: number): Promise<number>;
+}
+
+export interface LeaseTiming {
+  readonly renewInterval: number;
+  readonly leaseTimeout: number;
+  readonly electionTimeout: number;
+}
+
+export type Role = 'Leader' | 'Follower' | 'Candidate';
+
+export interface LeaseHooks {
+  /** The lease is ours: become Leader (the lease is renewed meanwhile). */
+  elected(): Promise<void>;
+  /** The lease is lost or was never usable: stop leading at once. */
+  lost(reason: string): void;
+  info(text: string): void;
+}
+
+export const LEASE_KEY = 'leader';
+
+interface LeaseValue {
+  node: string;
+  server: string;
+  released?: boolean;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function now(): number {
+  return performance.now();
+}
+
+function readValue(bytes: Uint8Array): LeaseValue | null {
+  try {
+    const v = JSON.parse(dec.decode(bytes)) as Partial<LeaseValue>;
+    return typeof v.node === 'string' && typeof v.server === 'string' ? (v as LeaseValue) : null;
+  } catch {
+    return null;
+  }
+}
+
+export class Lease {
+  private leading = false;
+  /** Elected, promotion running: the lease is ours but the node does not serve yet. */
+  private promoting = false;
+  private revision = 0;
+  private validUntil = 0;
+  private expiry: NodeJS.Timeout | undefined;
+  private loop: NodeJS.Timeout | undefined;
+  private busy = false;
+  private stopped = false;
+  /** Follower: the revision last seen and when it was first seen. */
+  private seenRevision = -1;
+  private seenAt = 0;
+  private seenFresh = false;
+  /** The node that holds the lease, as last read. */
+  holder = '';
+
+  constructor(
+    private readonly bucket: LeaseBucket,
+    private readonly nodeId: string,
+    private readonly serverId: string,
+    private readonly timing: LeaseTiming,
+    private readonly hooks: LeaseHooks,
+  ) {}
+
+  /** What /streaming/serverz reports. */
+  get role(): Role {
+    if (this.leading && !this.promoting && now() < this.validUntil) return 'Leader';
+    if (this.leading) return 'Candidate';
+    return this.seenFresh ? 'Follower' : 'Candidate';
+  }
+
+  /** True while this node may act as Leader (lease held and valid). */
+  get valid(): boolean {
+    return this.leading && now() < this.validUntil;
+  }
+
+  start(): void {
+    this.seenAt = now();
+    this.schedule(0);
+  }
+
+  /** Stops; a Leader releases the lease (after it stopped serving) so that another takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.loop !== undefined) clearTimeout(this.loop);
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
+    if (this.leading && now() < this.validUntil) {
+      this.leading = false;
+      const value = enc.encode(
+        JSON.stringify({ node: this.nodeId, server: this.serverId, released: true }),
+      );
+      await this.bucket.update(LEASE_KEY, value, this.revision).catch(() => undefined);
+    }
+    this.leading = false;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.loop = setTimeout(() => {
+      void this.tick();
+    }, ms);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.busy) return;
+    this.busy = true;
+    try {
+      if (this.leading) await this.renew();
+      else await this.observe();
+    } finally {
+      this.busy = false;
+      // ±10%, so that nodes started together do not read and write in step.
+      this.schedule(this.timing.renewInterval * (0.9 + Math.random() * 0.2));
+    }
+  }
+
+  private value(): Uint8Array {
+    return enc.encode(JSON.stringify({ node: this.nodeId, server: this.serverId }));
+  }
+
+  private async renew(): Promise<void> {
+    const sentAt = now();
+    try {
+      const revision = await this.bucket.update(LEASE_KEY, this.value(), this.revision);
+      if (!this.leading || this.stopped) return;
+      this.revision = revision;
+      this.extend(sentAt);
+    } catch (err) {
+      if (!this.leading) return;
+      // Refused because the revision moved: someone else holds the lease now.
+      if (/wrong last sequence/i.test(String(err)))
+        this.lose('the lease was taken by another node');
+      // Otherwise (JetStream unreachable, no answer) the expiry timer decides.
+    }
+  }
+
+  private extend(sentAt: number): void {
+    this.validUntil = sentAt + this.timing.leaseTimeout;
+    this.watchExpiry();
+  }
+
+  // A timer may fire a little before performance.now() reaches its time: look again.
+  private watchExpiry(): void {
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
+    this.expiry = setTimeout(
+      () => {
+        this.expiry = undefined;
+        if (!this.leading) return;
+        if (now() >= this.validUntil) {
+          this.lose(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
+        } else {
+          this.watchExpiry();
+        }
+      },
+      Math.max(1, Math.ceil(this.validUntil - now())),
+    );
+  }
+
+  private async observe(): Promise<void> {
+    let entry;
+    try {
+      entry = await this.bucket.get(LEASE_KEY);
+    } catch {
+      this.seenFresh = false;
+      return;
+    }
+    const t = now();
+    if (entry === null) {
+      await this.take(() => this.bucket.create(LEASE_KEY, this.value()));
+      return;
+    }
+    const value = entry.operation === 'PUT' ? readValue(entry.value) : null;
+    if (entry.revision !== this.seenRevision) {
+      this.seenRevision = entry.revision;
+      this.seenAt = t;
+      this.holder = value !== null && value.released !== true ? value.node : '';
+    }
+    const free = value === null || value.released === true;
+    const stale = t - this.seenAt >= this.timing.electionTimeout;
+    this.seenFresh = !free && !stale;
+    if (free || stale) {
+      const revision = entry.revision;
+      await this.take(() => this.bucket.update(LEASE_KEY, this.value(), revision));
+    }
+  }
+
+  private async take(write: () => Promise<number>): Promise<void> {
+    const sentAt = now();
+    let revision: number;
+    try {
+      revision = await write();
+    } catch {
+      return; // another node was first
+    }
+    if (this.stopped) return;
+    this.leading = true;
+    this.promoting = true;
+    this.revision = revision;
+    this.holder = this.nodeId;
+    this.extend(sentAt);
+    this.hooks.info(`clustered: node "${this.nodeId}" holds the lease (revision ${revision})`);
+    // The promotion runs while the loop keeps renewing the lease.
+    void this.hooks.elected().then(
+      () => {
+        this.promoting = false;
+      },
+      (err: unknown) => {
+        this.lose(`promotion failed: ${err instanceof Error ? err.message : String(err)}`);
+      },
+    );
+  }
+
+  /** Steps down: not Leader any more; wait a whole election timeout before trying again. */
+  lose(reason: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.promoting = false;
+    this.validUntil = 0;
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
+    this.seenRevision = -1;
+    this.seenAt = now();
+    this.seenFresh = false;
+    this.hooks.lost(reason);
+  }
+}

@@ -1,0 +1,184 @@
+// A clustered node (`--clustered`): Follower with a warm mirror of the JetStream
+// store, Leader while it holds the lease (lease.ts). On election the store catches up
+// and the server starts serving; on losing the lease (or a store failure) the server
+// stops serving at once, the store is abandoned without another write, and a fresh
+// store starts following again: the node is a Follower, not a stopped process.
+import type { KV } from 'nats';
+import { nuid } from '../nuid.js';
+import { JsEngine } from '../store/jetstream/engine.js';
+import { leaseBucket } from '../store/jetstream/names.js';
+import { JetStreamStore } from '../store/jetstream/store.js';
+import type { Store } from '../store/types.js';
+import type { StoreLimitsConfig } from '../store/limits.js';
+import { Lease, type Role } from './lease.js';
+import type { ClusteringOptions } from './options.js';
+
+/** What the member needs from the streaming server. */
+export interface ClusterHost {
+  readonly serverId: string;
+  readonly clusterId: string;
+  readonly logger: { info(m: string): void; warn(m: string): void; error(m: string): void };
+  /** The store changes on every step-down. */
+  store: Store;
+  /** The lease is ours and the store caught up: recover from it and serve. */
+  promote(): Promise<void>;
+  /** Stop serving at once and forget the served state (the store is abandoned). */
+  demote(reason: string): void;
+  onChannelInactive(name: string): void;
+}
+
+/**
+ * How long the Leader's writes may go unacknowledged before it gives up leading: a
+ * stream's leader election in JetStream takes a few seconds, and clients wait 30 s
+ * for a PubAck by default.
+ */
+const STORE_FAIL_AFTER_MS = 15_000;
+
+/** How long a starting node waits for its JetStream. */
+const START_LIMIT_MS = 30_000;
+
+export class ClusterMember {
+  readonly nodeId: string;
+  private engine!: JsEngine;
+  private lease!: Lease;
+  /** Counts elections, so that a promotion overtaken by a step-down stops. */
+  private term = 0;
+  private stopped = false;
+  /** The fresh store being opened after a step-down. */
+  private storeReady: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly host: ClusterHost,
+    private readonly options: ClusteringOptions,
+    private readonly natsServer: string,
+    private readonly limits: StoreLimitsConfig,
+  ) {
+    // As the reference: a random node ID when none is given.
+    this.nodeId = options.nodeId !== '' ? options.nodeId : nuid.next();
+  }
+
+  get role(): Role {
+    return this.lease.role;
+  }
+
+  /** True while this node serves the streaming protocol. */
+  get leading(): boolean {
+    return this.lease.role === 'Leader';
+  }
+
+  get engineDescription(): string {
+    return this.engine.description;
+  }
+
+  /** Connects to the JetStream, opens the store as a Follower and joins the election. */
+  async start(): Promise<Store> {
+    const h = this.host;
+    const o = this.options;
+    // A node may start before its JetStream is ready (a cluster starting, a server
+    // restarting): it tries again for a while, as the reference waits for NATS.
+    const end = Date.now() + START_LIMIT_MS;
+    let bucket: KV;
+    let store: JetStreamStore;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.engine = await JsEngine.connect(
+          this.natsServer,
+          `_NSS-${h.clusterId}-${this.nodeId}-js`,
+          o.replicas,
+        );
+        try {
+          bucket = await this.engine.bucket(leaseBucket(h.clusterId), o.renewInterval * 2);
+          store = await this.openStore();
+        } catch (err) {
+          await this.engine.close();
+          throw err;
+        }
+        break;
+      } catch (err) {
+        if (Date.now() >= end) throw err;
+        h.logger.warn(
+          `STAN: clustered: JetStream not usable yet (attempt ${attempt}): ${err instanceof Error ? err.message : String(err)}`,
+        );
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    this.lease = new Lease(bucket, this.nodeId, h.serverId, o, {
+      elected: () => this.elected(),
+      lost: (reason) => {
+        this.stepDown(reason);
+      },
+      info: (text) => {
+        h.logger.info(`STAN: ${text}`);
+      },
+    });
+    h.logger.info(`STAN: Cluster Node ID : ${this.nodeId}`);
+    h.logger.info(
+      `STAN: Cluster JetStream: ${this.engine.description} (replicas ${this.engine.replicas})`,
+    );
+    if (o.peers.length > 0) {
+      h.logger.info('STAN: Cluster known peers:');
+      o.peers.forEach((p, i) => h.logger.info(`STAN: peer ${i + 1}: "${p}"`));
+    }
+    if (o.ignored.length > 0) {
+      h.logger.warn(
+        `STAN: cluster options without a meaning here (no local raft log), ignored: ${[...new Set(o.ignored)].join(', ')}`,
+      );
+    }
+    this.lease.start();
+    return store;
+  }
+
+  private openStore(): Promise<JetStreamStore> {
+    const h = this.host;
+    return JetStreamStore.open({
+      engine: this.engine,
+      clusterId: h.clusterId,
+      limits: this.limits,
+      failAfterMs: STORE_FAIL_AFTER_MS,
+      onFailure: (reason) => {
+        h.logger.error(`STAN: clustered: store failure: ${reason}`);
+        this.lease.lose(`store failure: ${reason}`);
+      },
+      onChannelInactive: (name) => {
+        h.onChannelInactive(name);
+      },
+      warn: (text) => {
+        h.logger.warn(`STAN: ${text}`);
+      },
+    });
+  }
+
+  private async elected(): Promise<void> {
+    const term = ++this.term;
+    await this.storeReady;
+    this.host.logger.info('STAN: server became leader, performing leader promotion actions');
+    await this.host.promote();
+    if (term !== this.term || this.stopped) return;
+    this.host.logger.info('STAN: finished leader promotion actions');
+  }
+
+  private stepDown(reason: string): void {
+    this.term++;
+    const h = this.host;
+    h.logger.error(`STAN: clustered: stepping down as Leader: ${reason}`);
+    h.demote(reason);
+    if (this.stopped) return;
+    // A fresh mirror: the old one may hold writes JetStream never took.
+    this.storeReady = this.openStore().then(
+      (store) => {
+        if (this.stopped) void store.close();
+        else h.store = store;
+      },
+      (err: unknown) => {
+        h.logger.error(`STAN: clustered: cannot follow again: ${String(err)}`);
+      },
+    );
+  }
+
+  /** A Leader's store is closed by the server first (its last state written); then the lease goes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.lease.stop();
+    await this.engine.close();
+  }
+}

@@ -1,0 +1,144 @@
+// Three nats-server nodes (Debian's, as .ci/run installs it) with JetStream
+// clustering on loopback: free ports, a temporary store directory each. A node can
+// be killed with SIGKILL and started again on the same ports and directory.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'nats';
+import { freePort } from './process.js';
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Why JetStream cluster tests cannot run here, or undefined when they can. */
+export function skipWithoutNatsServer(): string | undefined {
+  const r = spawnSync('nats-server', ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? undefined : 'nats-server is not installed (.ci/run installs it)';
+}
+
+export interface JsNode {
+  readonly name: string;
+  readonly port: number;
+  readonly url: string;
+  child: ChildProcess | null;
+  log: string;
+}
+
+export class JetStreamCluster {
+  readonly nodes: JsNode[] = [];
+  private readonly dir = mkdtempSync(join(tmpdir(), 'wirebus-jsc-'));
+  private routePorts: number[] = [];
+
+  /** The client URLs of every node, comma-separated (what `-ns` takes). */
+  get urls(): string {
+    return this.nodes.map((n) => n.url).join(',');
+  }
+
+  static async start(size = 3): Promise<JetStreamCluster> {
+    const c = new JetStreamCluster();
+    for (let i = 0; i < size; i++) {
+      const port = await freePort();
+      c.nodes.push({
+        name: `js${i + 1}`,
+        port,
+        url: `nats://127.0.0.1:${port}`,
+        child: null,
+        log: '',
+      });
+      c.routePorts.push(await freePort());
+    }
+    for (let i = 0; i < size; i++) c.run(i);
+    try {
+      await c.waitForJetStream();
+    } catch (err) {
+      await c.stop();
+      throw err;
+    }
+    return c;
+  }
+
+  private run(i: number): void {
+    const node = this.nodes[i]!;
+    const routes = this.routePorts
+      .filter((_, j) => j !== i)
+      .map((p) => `nats-route://127.0.0.1:${p}`);
+    const conf = join(this.dir, `${node.name}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `server_name: ${node.name}`,
+        `listen: 127.0.0.1:${node.port}`,
+        `jetstream { store_dir: "${join(this.dir, node.name)}", max_memory_store: 64MB, max_file_store: 1GB }`,
+        `cluster { name: wbjs, listen: 127.0.0.1:${this.routePorts[i]!}, routes: [${routes.join(', ')}] }`,
+      ].join('\n'),
+    );
+    const child = spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
+    node.child = child;
+    node.log = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (t: string) => {
+      node.log += t;
+    });
+    child.once('exit', () => {
+      running.delete(child);
+      if (node.child === child) node.child = null;
+    });
+  }
+
+  /** Resolves once the JetStream API answers (a meta leader is elected). */
+  async waitForJetStream(limitMs = 20_000): Promise<void> {
+    const end = Date.now() + limitMs;
+    for (;;) {
+      try {
+        const nc = await connect({
+          servers: this.nodes.filter((n) => n.child !== null).map((n) => n.url),
+        });
+        try {
+          const jsm = await nc.jetstreamManager({ timeout: 1000 });
+          await jsm.getAccountInfo();
+          return;
+        } finally {
+          await nc.close();
+        }
+      } catch (err) {
+        // Not listening yet, or no JetStream meta leader yet.
+        if (Date.now() > end) throw new Error(`JetStream cluster not ready: ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /** kill -9 of node i. */
+  async kill(i: number): Promise<void> {
+    const child = this.nodes[i]!.child;
+    if (child === null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Starts node i again (same ports, same store directory). */
+  restart(i: number): void {
+    this.run(i);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.nodes.map(async (n) => {
+        const child = n.child;
+        if (child === null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const guard = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(guard);
+      }),
+    );
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
