@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import { recoverMsgs } from './file-msgs-recover.js';
-import { FileMsgStore, type RecoveredMsgs } from './file-msgs.js';
+import { type CacheBudget, FileMsgStore, type RecoveredMsgs } from './file-msgs.js';
 import { sliceLimits, type FileStoreTuning } from './file-options.js';
 import { Crc32 } from './file-record.js';
 import { FileSubStore, recoverSubs, SUBS_FILE, type RecoveredSubs } from './file-subs.js';
@@ -19,6 +19,8 @@ export interface ChannelContext {
   readonly isClosed: () => boolean;
   readonly hooks: StoreHooks;
   readonly warn: (text: string) => void;
+  /** The read caches' total, shared by the store's channels. */
+  readonly cache: CacheBudget;
 }
 
 export interface RecoveredChannel {
@@ -52,6 +54,7 @@ export class FileChannel implements ChannelStore {
         tuning: ctx.tuning,
         sliceLimits: sliceLimits(ctx.tuning, limits),
         crc: Crc32.of(ctx.tuning.crcPoly),
+        cache: ctx.cache,
       },
       recovered?.msgs,
     );

@@ -28,7 +28,23 @@ export interface FileMsgContext {
   readonly tuning: FileStoreTuning;
   readonly sliceLimits: SliceLimits;
   readonly crc: Crc32;
+  readonly cache: CacheBudget;
 }
+
+/**
+ * The read caches of all channels of one store together: at most CACHE_CHANNELS
+ * times cacheBytes (64 MiB by default), so a server with many busy channels does not
+ * keep 16 MiB for each. A channel that stores past the total forgets its own oldest.
+ */
+export class CacheBudget {
+  bytes = 0;
+  readonly limit: number;
+  constructor(cacheBytes: number) {
+    this.limit = cacheBytes * CACHE_CHANNELS;
+  }
+}
+
+const CACHE_CHANNELS = 4;
 
 /** What recovery found for a channel. */
 export interface RecoveredMsgs {
@@ -79,8 +95,14 @@ export class FileMsgStore extends MsgStoreBase {
       for (const s of this.slices) this.size += s.liveBytes;
       this.total = this.countLive();
       this.enforceCountAndSize();
+      this.preloadHeads();
       if (this.maxAgeNanos !== undefined && this.total > 0) this.expire();
     }
+  }
+
+  /** Messages and payload bytes held by the read cache (tests and monitoring). */
+  get cached(): { readonly msgs: number; readonly bytes: number } {
+    return { msgs: this.ringCount, bytes: this.ringBytes };
   }
 
   /** Slices on disk (tests and monitoring). */
@@ -102,9 +124,8 @@ export class FileMsgStore extends MsgStoreBase {
         this.dropSlice(tail);
         tail = undefined;
       }
+      this.clearRing();
       this.ringFirst = seq;
-      this.ringCount = 0;
-      this.ringBytes = 0;
     }
     if (tail === undefined || this.isFull(tail)) {
       tail = this.newSlice();
@@ -154,9 +175,7 @@ export class FileMsgStore extends MsgStoreBase {
   empty(): void {
     this.reset();
     for (const s of this.slices.splice(0)) this.dropSlice(s);
-    this.ringCount = 0;
-    this.ringBytes = 0;
-    this.ring.fill(undefined);
+    this.clearRing();
     this.blocks = [];
   }
 
@@ -164,6 +183,7 @@ export class FileMsgStore extends MsgStoreBase {
   markDeleted(): void {
     this.deleted = true;
     this.stopTimer();
+    this.clearRing();
   }
 
   /** Every file of the log, for a channel deletion. */
@@ -252,13 +272,46 @@ export class FileMsgStore extends MsgStoreBase {
     return index;
   }
 
-  // The head and tail indexes stay in memory; of the others, the most recently used.
+  // The indexes of the head, of the slice after it (the next head: limits read it
+  // without waiting) and of the tail stay in memory; of the others, the RESIDENT_EXTRA
+  // most recently used. No copy or sort: evicts the least recently used until few
+  // enough remain (the list is short, and this runs per slice, not per message).
   private trimResident(): void {
-    const others = this.slices
-      .slice(1, -1)
-      .filter((s) => s.index !== undefined)
-      .sort((a, b) => (this.used.get(b) ?? 0) - (this.used.get(a) ?? 0));
-    for (const s of others.slice(RESIDENT_EXTRA)) s.evictIndex();
+    const slices = this.slices;
+    const end = slices.length - 1;
+    let resident = 0;
+    for (let i = 2; i < end; i++) if (slices[i]!.index !== undefined) resident++;
+    while (resident > RESIDENT_EXTRA) {
+      let oldest: Slice | undefined;
+      let oldestUse = Infinity;
+      for (let i = 2; i < end; i++) {
+        const s = slices[i]!;
+        if (s.index === undefined || s.loading !== undefined || s.hasUnwrittenIndex) continue;
+        const use = this.used.get(s) ?? 0;
+        if (use < oldestUse) {
+          oldestUse = use;
+          oldest = s;
+        }
+      }
+      if (oldest === undefined || !oldest.evictIndex()) return;
+      resident--;
+    }
+  }
+
+  // A new head (or next head) whose index was evicted or never loaded (recovery) is
+  // read ahead, off the event loop, so removals by limits rarely find it missing.
+  private preloadHeads(): void {
+    for (let i = 0; i < 2 && i < this.slices.length; i++) {
+      const s = this.slices[i]!;
+      if (s.index === undefined && s.loading === undefined) {
+        s.loadIndex().catch(() => undefined);
+      }
+    }
+  }
+
+  /** Drops from the read cache the messages that limits removed. */
+  private forgetRemoved(): void {
+    while (this.ringCount > 0 && this.ringFirst < this.first) this.forgetOldest();
   }
 
   // ---- reads -------------------------------------------------------------------
@@ -271,15 +324,29 @@ export class FileMsgStore extends MsgStoreBase {
     this.ring[msg.sequence & this.mask] = msg;
     this.ringCount++;
     this.ringBytes += msg.encoded.length;
-    while (this.ringBytes > this.ctx.tuning.cacheBytes && this.ringCount > 1) this.forgetOldest();
+    const cache = this.ctx.cache;
+    cache.bytes += msg.encoded.length;
+    const max = this.ctx.tuning.cacheBytes;
+    while ((this.ringBytes > max || cache.bytes > cache.limit) && this.ringCount > 1) {
+      this.forgetOldest();
+    }
   }
 
   private forgetOldest(): void {
     const i = this.ringFirst & this.mask;
-    this.ringBytes -= this.ring[i]!.encoded.length;
+    const n = this.ring[i]!.encoded.length;
+    this.ringBytes -= n;
+    this.ctx.cache.bytes -= n;
     this.ring[i] = undefined;
     this.ringFirst++;
     this.ringCount--;
+  }
+
+  private clearRing(): void {
+    this.ctx.cache.bytes -= this.ringBytes;
+    this.ringBytes = 0;
+    this.ringCount = 0;
+    this.ring.fill(undefined);
   }
 
   private growRing(): void {
@@ -362,23 +429,27 @@ export class FileMsgStore extends MsgStoreBase {
     this.size -= head.liveBytes;
     this.dropSlice(head);
     this.first = this.slices[0]!.firstSeq;
+    this.forgetRemoved();
+    this.preloadHeads();
   }
 
   // Dropping a message moves first_seq; once all are gone first = last + 1.
   protected dropOldest(): void {
     const head = this.slices[0]!;
-    if (head.index === undefined) {
-      head.loadIndexSync();
-      this.trimResident();
-    }
+    // Normally resident (kept, or read ahead when it became the head); read here only
+    // when the read ahead has not finished yet (just after recovery).
+    if (head.index === undefined) head.loadIndexSync();
     const bytes = head.sizeOf(this.first) + MSG_OVERHEAD;
     this.first++;
     this.total--;
     this.size -= bytes;
     head.liveBytes -= bytes;
+    if (this.ringCount > 0 && this.ringFirst < this.first) this.forgetOldest();
     if (this.first > head.lastSeq && this.slices.length > 1) {
       this.dropSlice(head);
       this.first = this.slices[0]!.firstSeq;
+      this.forgetRemoved();
+      this.preloadHeads();
     }
   }
 

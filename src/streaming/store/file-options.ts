@@ -73,7 +73,11 @@ export interface FileStoreTuning {
   readonly readBufferSize: number;
   /** Channels recovered concurrently. */
   readonly parallelRecovery: number;
-  /** Bytes of recently stored messages kept in memory per channel, for delivery. */
+  /**
+   * Bytes of recently stored messages kept in memory per channel, for delivery; all
+   * channels together keep at most four times this (file-msgs.ts CacheBudget), and
+   * none keeps messages its limits removed.
+   */
   readonly cacheBytes: number;
 }
 

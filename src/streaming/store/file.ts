@@ -37,6 +37,7 @@ import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { FileChannel, recoverChannel, type RecoveredChannel } from './file-channel.js';
 import { IoScheduler } from './file-io.js';
+import { CacheBudget } from './file-msgs.js';
 import { TypedLog } from './file-log.js';
 import { DirLock } from './file-lock.js';
 import {
@@ -77,6 +78,7 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   readonly tuning: FileStoreTuning;
   private readonly hooks: StoreHooks;
   private readonly io: IoScheduler;
+  private readonly cache: CacheBudget;
   private readonly lock: DirLock;
   protected readonly channelsByName: ChannelRegistry<FileChannel>;
   private clientMap = new Map<string, ClientRecord>();
@@ -99,6 +101,7 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     this.tuning = resolveFileTuning(options);
     this.hooks = options;
     this.warn = (text) => options.warn?.(text);
+    this.cache = new CacheBudget(this.tuning.cacheBytes);
     this.io = new IoScheduler({
       sync: this.tuning.sync,
       bufferSize: this.tuning.bufferSize,
@@ -228,8 +231,10 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
     isClosed: () => boolean;
     hooks: StoreHooks;
     warn: (text: string) => void;
+    cache: CacheBudget;
   } {
     return {
+      cache: this.cache,
       io: this.io,
       tuning: this.tuning,
       isClosed: this.isClosed,
