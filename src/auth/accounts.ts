@@ -24,7 +24,7 @@ import type { PublishedMessage } from '../server/message.js';
 import { type InternalHandler, type ShadowTarget, Subscription } from '../server/subscription.js';
 import { Sublist, type Indexed } from '../subjects/sublist.js';
 import { hasWildcard, isValidSubject } from '../subjects/validate.js';
-import { isSubset } from './permissions.js';
+import { isSubset } from '../subjects/relations.js';
 
 export type ResponseType = 'singleton' | 'stream' | 'chunked';
 

@@ -10,6 +10,7 @@ import type { PermissionChecks } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
 import type { DeliveryFilter } from '../server/subscription.js';
 import { Sublist, type Indexed } from '../subjects/sublist.js';
+import { isSubset, subjectsIntersect } from '../subjects/relations.js';
 import { hasWildcard, isValidSubject } from '../subjects/validate.js';
 
 /** allow: null means everything is allowed (deny still applies); [] allows nothing. */
@@ -277,35 +278,4 @@ class SubscriptionFilter implements DeliveryFilter {
     this.cache.set(subject, deny);
     return deny;
   }
-}
-
-/** True when some literal subject matches both patterns. */
-export function subjectsIntersect(a: string, b: string): boolean {
-  const ta = a.split('.');
-  const tb = b.split('.');
-  const n = Math.min(ta.length, tb.length);
-  for (let i = 0; i < n; i++) {
-    const x = ta[i]!;
-    const y = tb[i]!;
-    if (x === '>' || y === '>') return true;
-    if (x === '*' || y === '*') continue;
-    if (x !== y) return false;
-  }
-  return ta.length === tb.length;
-}
-
-/** True when every subject matching `subject` also matches `pattern`. */
-export function isSubset(subject: string, pattern: string): boolean {
-  const ts = subject.split('.');
-  const tp = pattern.split('.');
-  for (let i = 0; i < tp.length; i++) {
-    const p = tp[i]!;
-    if (p === '>') return i < ts.length;
-    if (i >= ts.length) return false;
-    const s = ts[i]!;
-    if (s === '>') return false;
-    if (p === '*') continue;
-    if (s === '*' || s !== p) return false;
-  }
-  return ts.length === tp.length;
 }

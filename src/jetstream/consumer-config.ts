@@ -5,7 +5,7 @@
 import { hasWildcard, isValidSubject } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
 import type { JsonFields } from './json.js';
-import { subjectIsSubset, subjectsCollide } from './storage/match.js';
+import { isSubset, subjectsIntersect } from '../subjects/relations.js';
 import { JS_MAX_DESCRIPTION_LEN, type StreamConfig } from './stream-config.js';
 import { rfc3339Nano } from './time.js';
 
@@ -114,8 +114,8 @@ export function setConsumerDefaults(cfg: ConsumerConfig): void {
 function validFilter(filter: string, subjects: readonly string[]): boolean {
   if (!isValidSubject(filter, true)) return false;
   for (const s of subjects) {
-    if (subjectIsSubset(filter, s)) return true;
-    if (subjectsCollide(filter, s) && hasWildcard(filter)) return true;
+    if (isSubset(filter, s)) return true;
+    if (subjectsIntersect(filter, s) && hasWildcard(filter)) return true;
   }
   return false;
 }
@@ -132,7 +132,7 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: StreamConfig): 
   if (cfg.deliverSubject !== '') {
     if (hasWildcard(cfg.deliverSubject)) return JsErr.consumerDeliverToWildcards();
     if (!isValidSubject(cfg.deliverSubject, false)) return JsErr.consumerInvalidDeliverSubject();
-    if (stream.subjects.some((s) => subjectsCollide(s, cfg.deliverSubject)))
+    if (stream.subjects.some((s) => subjectsIntersect(s, cfg.deliverSubject)))
       return JsErr.consumerDeliverCycle();
     if (cfg.maxWaiting !== 0) return JsErr.consumerPushMaxWaiting();
     if (cfg.maxAckPending > 0 && cfg.ackPolicy === 'none')

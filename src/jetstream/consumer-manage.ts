@@ -12,7 +12,7 @@ import {
 } from './consumer-config.js';
 import { Consumer } from './consumer.js';
 import { JsErr, type ApiError } from './errors.js';
-import { subjectsCollide } from './storage/match.js';
+import { subjectsIntersect } from '../subjects/relations.js';
 import { isValidName, JS_MAX_NAME_LEN } from './stream-config.js';
 import type { Stream } from './stream.js';
 import { nowNs } from './time.js';
@@ -82,7 +82,7 @@ export function addConsumer(
     if (stream.consumers.size > 0) {
       if (cfg.filterSubject === '') return JsErr.consumerWqMultipleUnfiltered();
       for (const c of stream.consumers.values()) {
-        if (c.filter === '' || subjectsCollide(c.filter, cfg.filterSubject))
+        if (c.filter === '' || subjectsIntersect(c.filter, cfg.filterSubject))
           return JsErr.consumerWqNotUnique();
       }
     }

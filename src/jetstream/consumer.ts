@@ -10,7 +10,7 @@ import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
 import { statusHeader } from './headers.js';
 import type { Stream, StreamConsumer, StreamHost } from './stream.js';
 import type { ConsumerStore, StoredMsg } from './storage/types.js';
-import { subjectMatches } from './storage/match.js';
+import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
 
 interface Pending {

@@ -5,7 +5,7 @@
 import { isValidSubject, hasWildcard } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
 import type { JsonFields } from './json.js';
-import { subjectsCollide } from './storage/match.js';
+import { subjectsIntersect } from '../subjects/relations.js';
 import type { StorageType, StreamStoreConfig } from './storage/types.js';
 import { rfc3339Nano } from './time.js';
 
@@ -168,7 +168,7 @@ export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError 
     const seen = new Set<string>();
     for (const subj of cfg.subjects) {
       if (seen.has(subj)) return bad('duplicate subjects detected');
-      if (subjectsCollide(subj, '$JS.API.>') && isSubsetOfApi(subj))
+      if (subjectsIntersect(subj, '$JS.API.>') && isSubsetOfApi(subj))
         return bad('subjects overlap with jetstream api');
       if (!isValidSubject(subj, true)) return bad('invalid subject');
       seen.add(subj);
@@ -177,7 +177,7 @@ export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError 
   if (cfg.subjects.length > 1) {
     for (const subj of cfg.subjects) {
       for (const other of cfg.subjects) {
-        if (other !== subj && subjectsCollide(other, subj))
+        if (other !== subj && subjectsIntersect(other, subj))
           return bad(`subject ${JSON.stringify(subj)} overlaps with ${JSON.stringify(other)}`);
       }
     }
@@ -185,9 +185,9 @@ export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError 
   if (cfg.republish !== null) {
     const rp = cfg.republish;
     if (rp.src === '') rp.src = '>';
-    if (!cfg.subjects.some((s) => subjectsCollide(rp.src, s)))
+    if (!cfg.subjects.some((s) => subjectsIntersect(rp.src, s)))
       return bad('stream configuration for republish source is not valid subset of subjects');
-    if (cfg.subjects.some((s) => subjectsCollide(rp.dest, s)))
+    if (cfg.subjects.some((s) => subjectsIntersect(rp.dest, s)))
       return bad('stream configuration for republish destination forms a cycle');
     if (!validTransform(rp.src, rp.dest))
       return bad('stream configuration for republish not valid');

@@ -11,7 +11,7 @@ import {
   streamMeta,
   type StreamConfig,
 } from './stream-config.js';
-import { subjectsCollide } from './storage/match.js';
+import { subjectsIntersect } from '../subjects/relations.js';
 import { Stream } from './stream.js';
 import { nowNs } from './time.js';
 
@@ -21,7 +21,7 @@ function overlapsOthers(jsa: JsAccount, cfg: StreamConfig, except: string): bool
   for (const other of jsa.streams.values()) {
     if (other.name === except) continue;
     for (const a of other.cfg.subjects)
-      for (const b of cfg.subjects) if (subjectsCollide(a, b)) return true;
+      for (const b of cfg.subjects) if (subjectsIntersect(a, b)) return true;
   }
   return false;
 }

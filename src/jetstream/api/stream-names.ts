@@ -4,7 +4,7 @@
 import { JsErr } from '../errors.js';
 import { JsonFields } from '../json.js';
 import type { Stream } from '../stream.js';
-import { subjectsCollide } from '../storage/match.js';
+import { subjectsIntersect } from '../../subjects/relations.js';
 import { isEmptyRequest } from './response.js';
 import { fail, ok, type ApiRequest } from './request.js';
 
@@ -27,7 +27,7 @@ function selected(req: ApiRequest, type: string): { streams: Stream[]; offset: n
   }
   let streams = [...req.jsa.streams.values()];
   if (filter !== '')
-    streams = streams.filter((s) => s.cfg.subjects.some((x) => subjectsCollide(filter, x)));
+    streams = streams.filter((s) => s.cfg.subjects.some((x) => subjectsIntersect(filter, x)));
   streams.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (offset > streams.length) offset = streams.length;
   if (offset < 0) offset = 0;

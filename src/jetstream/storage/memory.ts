@@ -4,7 +4,7 @@
 // max_age timer set for the oldest message); sizes count as the reference's memory
 // store counts them (subject + headers + data + 16).
 
-import { subjectMatches } from './match.js';
+import { subjectMatches } from '../../subjects/validate.js';
 import {
   StoreError,
   type ConsumerState,
