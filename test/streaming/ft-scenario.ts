@@ -6,6 +6,7 @@
 // bin/wirebus processes (ft-failover.test.ts) or the reference (sql-ft-mixed.test.ts).
 import type { ChildProcess } from 'node:child_process';
 import assert from 'node:assert/strict';
+import { startReference } from './stan-reference.js';
 import { freePort, startWirebus, type WirebusProcess } from '../helpers/process.js';
 import {
   closeStan,
@@ -58,6 +59,24 @@ export function wirebusMember(storeArgs: readonly string[]): StartMember {
       http: `http://127.0.0.1:${httpPort}`,
       log: () => proc.log(),
       stop: () => proc.stop(),
+    };
+  };
+}
+
+/** A nats-streaming-server member (the reference binary) with these store arguments. */
+export function referenceMember(storeArgs: readonly string[]): StartMember {
+  return async (natsUrl) => {
+    const http = await freePort();
+    const ref = await startReference(
+      ['-m', String(http), ...storeArgs, '--ft_group', 'grp', '-ns', natsUrl],
+      'Starting in standby mode',
+    );
+    track(ref);
+    return {
+      child: ref.child,
+      http: `http://127.0.0.1:${http}`,
+      log: () => ref.log(),
+      stop: () => ref.stop(),
     };
   };
 }

@@ -6,8 +6,13 @@
 // the reference binary: skipped without it.
 import { after, describe, it } from 'node:test';
 import type { SqlDriver } from '../../src/streaming/store/sql/index.js';
-import { freePort } from '../helpers/process.js';
-import { failover, stopAll, track, wirebusMember, type StartMember } from './ft-scenario.js';
+import {
+  failover,
+  referenceMember,
+  stopAll,
+  wirebusMember,
+  type StartMember,
+} from './ft-scenario.js';
 import {
   DRIVERS,
   loadInto,
@@ -15,48 +20,25 @@ import {
   skipWithoutDriver,
   sqlDatabase,
 } from './sql-databases.js';
-import { skipWithoutReference, startReference } from './stan-reference.js';
+import { skipWithoutReference } from './stan-reference.js';
 
 after(stopAll);
 
 const noRef = skipWithoutReference();
-
-function referenceMember(driver: SqlDriver, source: string): StartMember {
-  return async (natsUrl) => {
-    const http = await freePort();
-    const ref = await startReference(
-      [
-        '-m',
-        String(http),
-        '-st',
-        'SQL',
-        '--sql_driver',
-        driver,
-        '--sql_source',
-        referenceSource(driver, source),
-        '--ft_group',
-        'grp',
-        '-ns',
-        natsUrl,
-      ],
-      'Starting in standby mode',
-    );
-    track(ref);
-    return {
-      child: ref.child,
-      http: `http://127.0.0.1:${http}`,
-      log: () => ref.log(),
-      stop: () => ref.stop(),
-    };
-  };
-}
 
 async function members(driver: SqlDriver): Promise<{ ref: StartMember; wb: StartMember }> {
   const db = await sqlDatabase(driver);
   // The reference wants its tables made beforehand (by its script; these are the same).
   await loadInto(driver, db.source, []);
   return {
-    ref: referenceMember(driver, db.source),
+    ref: referenceMember([
+      '-st',
+      'SQL',
+      '--sql_driver',
+      driver,
+      '--sql_source',
+      referenceSource(driver, db.source),
+    ]),
     wb: wirebusMember(['-st', 'SQL', '--sql_driver', driver, '--sql_source', db.source]),
   };
 }
