@@ -106,6 +106,8 @@ export class Client implements ParserHandler {
   firstPongSent = false;
 
   closed = false;
+  /** The peer closed its side (the socket's 'end'): nothing more will be read. */
+  peerEnded = false;
   closeReason = '';
   stop: Date | null = null;
 
@@ -116,6 +118,8 @@ export class Client implements ParserHandler {
   /** Holding publishers, being held, and the slow consumer cut-offs (backpressure.ts). */
   readonly flow: Flow;
   private pingTimer: NodeJS.Timeout | null = null;
+  /** The ping timer is the first one, set at accept (its delay is the early one). */
+  private pingTimerFirst = false;
   private authTimer: NodeJS.Timeout | null = null;
 
   // A one-entry cache of the last published subject, checked by bytes.
@@ -282,8 +286,12 @@ export class Client implements ParserHandler {
       const now = Date.now();
       this.rtt = now - this.start.getTime();
       this.lastActivity = now;
-      if (this.pingTimer !== null) clearTimeout(this.pingTimer);
-      this.schedulePing(true);
+      // The first timer, set at accept, starts over (no new timer per connection).
+      if (this.pingTimer !== null && this.pingTimerFirst) this.pingTimer.refresh();
+      else {
+        if (this.pingTimer !== null) clearTimeout(this.pingTimer);
+        this.schedulePing(true);
+      }
     }
     if (this.verbose) this.send(OK);
   }
@@ -607,12 +615,15 @@ export class Client implements ParserHandler {
     const interval = this.server.options.pingInterval;
     // The first PING comes early (at most 2 s plus up to 20%), as the reference does.
     const delay = first ? Math.min(interval, 2000) * (1 + Math.random() * 0.2) : interval;
-    this.pingTimer = setTimeout(() => {
-      this.pingTimer = null;
-      this.onPingTimer();
-    }, delay);
+    this.pingTimer = setTimeout(this.pingFired, delay);
     this.pingTimer.unref();
+    this.pingTimerFirst = first;
   }
+
+  private readonly pingFired = (): void => {
+    this.pingTimer = null;
+    this.onPingTimer();
+  };
 
   private onPingTimer(): void {
     if (this.closed) return;
@@ -673,8 +684,12 @@ export class Client implements ParserHandler {
       if (!socket.destroyed) {
         this.flow.handed += this.out.flush(socket);
         socket.end();
-        // A peer that never reads would keep the socket forever.
-        setTimeout(() => socket.destroy(), 2000).unref();
+        // A peer that never reads would keep the socket forever. One that closed its
+        // side has nothing left for us to read, and once our last bytes are in the
+        // kernel the socket ends and closes by itself: no timer per connection.
+        if (!this.peerEnded || socket.writableLength > 0) {
+          setTimeout(() => socket.destroy(), 2000).unref();
+        }
       }
     }
     this.server.clientClosed(this);
@@ -751,10 +766,11 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
  */
 export function watchSocket(
   socket: Transport,
-  conn: { close(reason: string): void },
+  conn: { close(reason: string): void; peerEnded?: boolean },
   drained: () => void,
 ): void {
   socket.on('end', () => {
+    conn.peerEnded = true;
     conn.close(CloseReason.clientClosed);
   });
   socket.on('close', () => {

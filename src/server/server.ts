@@ -241,8 +241,8 @@ export class Server {
       client.sharedReads = true;
     }
     this.begin(client);
-    // Accepted paused (pauseOnConnect): a stream-event connection starts reading now.
-    if (shared === null) socket.resume();
+    // Accepted paused (pauseOnConnect): the connection starts reading now.
+    (shared ?? socket).resume();
   }
 
   /**
