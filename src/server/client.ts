@@ -683,11 +683,15 @@ export class Client implements ParserHandler {
     if (socket !== null) {
       if (!socket.destroyed) {
         this.flow.handed += this.out.flush(socket);
-        socket.end();
-        // A peer that never reads would keep the socket forever. One that closed its
-        // side has nothing left for us to read, and once our last bytes are in the
-        // kernel the socket ends and closes by itself: no timer per connection.
-        if (!this.peerEnded || socket.writableLength > 0) {
+        if (this.peerEnded && this.sharedReads && socket.writableLength === 0) {
+          // A plain TCP peer closed its side and everything we wrote is in the kernel:
+          // nothing is left to read or to wait for, and closing the socket sends our
+          // FIN after those bytes (no shutdown, no timer per connection). TLS and
+          // WebSocket connections still end with their own closing words.
+          socket.destroy();
+        } else {
+          socket.end();
+          // A peer that never reads would keep the socket forever.
           setTimeout(() => socket.destroy(), 2000).unref();
         }
       }
