@@ -197,9 +197,7 @@ export class Client implements ParserHandler {
     if (socket === null) return;
     socket.setNoDelay(true);
     if (!this.sharedReads) socket.on('data', this.onRead);
-    watchSocket(socket, this, () => {
-      this.drained();
-    });
+    watchSocket(socket, this);
     if (info !== null) this.send(info);
     const override = this.via?.auth ?? null;
     if (this.server.authRequired || override?.required === true) {
@@ -764,24 +762,50 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
   );
 }
 
+/** A connection whose socket watchSocket() watches: a client, or a route. */
+export interface WatchedConnection {
+  close(reason: string): void;
+  /** Set when the peer closed its side (the socket's 'end'). */
+  peerEnded?: boolean;
+  /** The socket wrote everything out. */
+  drained(): void;
+}
+
+/** The connection a watched socket belongs to, for the shared listeners below. */
+const watcherOf = Symbol('wirebus.watcher');
+
+interface Watched {
+  [watcherOf]: WatchedConnection;
+}
+
+// One set of listeners for every socket, which finds its connection on the socket
+// (the emitter is `this`): no closures per connection.
+function onSocketEnd(this: Watched): void {
+  const conn = this[watcherOf];
+  conn.peerEnded = true;
+  conn.close(CloseReason.clientClosed);
+}
+
+function onSocketClose(this: Watched): void {
+  this[watcherOf].close(CloseReason.clientClosed);
+}
+
+function onSocketError(this: Watched, err: NodeJS.ErrnoException): void {
+  this[watcherOf].close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
+}
+
+function onSocketDrain(this: Watched): void {
+  this[watcherOf].drained();
+}
+
 /**
  * Closes conn (a client, or a route over its client) when its socket ends, closes
  * or fails, and reports when the socket's output drained.
  */
-export function watchSocket(
-  socket: Transport,
-  conn: { close(reason: string): void; peerEnded?: boolean },
-  drained: () => void,
-): void {
-  socket.on('end', () => {
-    conn.peerEnded = true;
-    conn.close(CloseReason.clientClosed);
-  });
-  socket.on('close', () => {
-    conn.close(CloseReason.clientClosed);
-  });
-  socket.on('error', (err: NodeJS.ErrnoException) => {
-    conn.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
-  });
-  socket.on('drain', drained);
+export function watchSocket(socket: Transport, conn: WatchedConnection): void {
+  (socket as unknown as Watched)[watcherOf] = conn;
+  socket.on('end', onSocketEnd);
+  socket.on('close', onSocketClose);
+  socket.on('error', onSocketError);
+  socket.on('drain', onSocketDrain);
 }
