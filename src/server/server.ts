@@ -243,6 +243,9 @@ export class Server {
     this.begin(client);
     // Accepted paused (pauseOnConnect): the connection starts reading now.
     (shared ?? socket).resume();
+    // INFO leaves now rather than after every other event of this turn: a client
+    // that connects is answered as soon as it is accepted.
+    this.flushPending();
   }
 
   /**
