@@ -164,15 +164,25 @@ export class ClusterMember {
     h.demote(reason);
     if (this.stopped) return;
     // A fresh mirror: the old one may hold writes JetStream never took.
-    this.storeReady = this.openStore().then(
-      (store) => {
-        if (this.stopped) void store.close();
+    this.storeReady = this.followAgain();
+  }
+
+  /** Opens a fresh store; while JetStream does not answer (its server down), tries again. */
+  private async followAgain(): Promise<void> {
+    const h = this.host;
+    // A function: the loop's awaits may see stop() change it.
+    const stopped = (): boolean => this.stopped;
+    for (let attempt = 1; !stopped(); attempt++) {
+      try {
+        const store = await this.openStore();
+        if (stopped()) void store.close();
         else h.store = store;
-      },
-      (err: unknown) => {
-        h.logger.error(`STAN: clustered: cannot follow again: ${String(err)}`);
-      },
-    );
+        return;
+      } catch (err) {
+        h.logger.error(`STAN: clustered: cannot follow again (attempt ${attempt}): ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   }
 
   /** A Leader's store is closed by the server first (its last state written); then the lease goes. */
