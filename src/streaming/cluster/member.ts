@@ -40,6 +40,12 @@ const START_LIMIT_MS = 30_000;
 export class ClusterMember {
   readonly nodeId: string;
   private engine!: JsEngine;
+  /**
+   * The lease's own connection: on the store's, a renewal would wait behind every
+   * message write in flight (thousands under load, seconds at JetStream), and a busy
+   * Leader would lose its lease.
+   */
+  private leaseEngine!: JsEngine;
   private lease!: Lease;
   /** Counts elections, so that a promotion overtaken by a step-down stops. */
   private term = 0;
@@ -87,10 +93,23 @@ export class ClusterMember {
           o.replicas,
         );
         try {
-          bucket = await this.engine.bucket(leaseBucket(h.clusterId), o.renewInterval * 2);
+          this.leaseEngine = await JsEngine.connect(
+            this.natsServer,
+            `_NSS-${h.clusterId}-${this.nodeId}-lease`,
+            o.replicas,
+          );
+        } catch (err) {
+          await this.engine.close();
+          throw err;
+        }
+        try {
+          // A renewal may take as long as the lease lasts (a loaded JetStream answers in
+          // seconds): one given up earlier would never extend it, even when stored.
+          bucket = await this.leaseEngine.bucket(leaseBucket(h.clusterId), o.leaseTimeout);
           store = await this.openStore();
         } catch (err) {
           await this.engine.close();
+          await this.leaseEngine.close();
           throw err;
         }
         break;
@@ -190,5 +209,6 @@ export class ClusterMember {
     this.stopped = true;
     await this.lease.stop();
     await this.engine.close();
+    await this.leaseEngine.close();
   }
 }

@@ -37,9 +37,9 @@ export const DEFAULT_CLUSTERING: Readonly<ClusteringOptions> = Object.freeze({
   // without a raft leader for 4-9 s in nats-server 2.9: the lease may lapse then, and
   // a Leader is elected again once the bucket has one (no acknowledged message is
   // lost; raise both timeouts to ride such elections out instead).
-  leaseTimeout: 2500,
-  electionTimeout: 3500,
-  renewInterval: 500,
+  leaseTimeout: 3000,
+  electionTimeout: 4000,
+  renewInterval: 600,
   replicas: 3,
   ignored: [],
 });
