@@ -10,6 +10,8 @@
 //   DRIVERS="postgres mysql"   which drivers to measure
 //   OTHER_WIREBUS=path         compare this bin/wirebus (e.g. an older build) instead of
 //                              the reference, to measure a change of schema
+//   STAN_COMPARE=path          stan-compare.sh of a writable copy of ../shared/bench
+//                              (it builds its tools and keeps results beside itself)
 //   plus stan-compare.sh's (ROUNDS, ONLY, DURATION, SCALE; defaults 2, "pub pubsub", 8, 1)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,9 +26,11 @@ import { loadInto } from '../test/streaming/sql-databases.js';
 const root = resolve(import.meta.dirname, '..', '..');
 // ../shared beside the main checkout, two levels up from a worktree under wt/.
 const compare =
+  process.env.STAN_COMPARE ??
   [resolve(root, '..', 'shared'), resolve(root, '..', '..', 'shared')]
     .map((d) => join(d, 'bench', 'stan-compare.sh'))
-    .find((f) => existsSync(f)) ?? 'stan-compare.sh';
+    .find((f) => existsSync(f)) ??
+  'stan-compare.sh';
 const refBin = process.env.STAN_REF_BIN ?? '/tmp/stan-ref/nats-streaming-server';
 const other = process.env.OTHER_WIREBUS;
 const drivers = (process.env.DRIVERS ?? 'postgres mysql').split(/\s+/) as SqlDriver[];
