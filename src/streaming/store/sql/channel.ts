@@ -13,6 +13,8 @@ export interface SqlChannelContext {
   readonly unavailable: () => Error | undefined;
   readonly dialect: SqlDialect;
   readonly noCaching: boolean;
+  /** Rows per INSERT at most (0: no limit). */
+  readonly insertMaxRows: number;
   readonly subIds: SubIds;
   /** The channel has changes for the next batch. */
   readonly changed: (channel: SqlChannel) => void;
@@ -54,6 +56,7 @@ export class SqlChannel implements ChannelStore {
       changed,
       fetch: (from, to) => ctx.fetch(id, from, to),
       dialect: ctx.dialect,
+      insertMaxRows: ctx.insertMaxRows,
     });
     this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
       isClosed: ctx.isClosed,

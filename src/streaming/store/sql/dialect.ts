@@ -17,15 +17,15 @@ function pgBytes(value: Uint8Array): string {
   return `E'\\\\x${hex(value)}'`;
 }
 
-/** Rows cut where their bytes reach `max`. */
-function chunks(rows: readonly MessageRow[], max: number): MessageRow[][] {
+/** Rows cut where their bytes reach INSERT_MAX_BYTES or their number `maxRows` (0: no limit). */
+function chunks(rows: readonly MessageRow[], maxRows: number): MessageRow[][] {
   const out: MessageRow[][] = [];
   let cur: MessageRow[] = [];
   let bytes = 0;
   for (const r of rows) {
     cur.push(r);
     bytes += r.data.length;
-    if (bytes >= max) {
+    if (bytes >= INSERT_MAX_BYTES || cur.length === maxRows) {
       out.push(cur);
       cur = [];
       bytes = 0;
@@ -48,8 +48,8 @@ export const postgresDialect: SqlDialect = {
   // is), cut into rows by offsets; as hex literals they would cost twice the bytes
   // and their parsing. Small ones: a VALUES list of literals, which keeps the batch
   // one text and one round trip (a parameter takes a round trip of its own).
-  insertMessages(channelId, rows) {
-    return chunks(rows, INSERT_MAX_BYTES).map((part): Statement => {
+  insertMessages(channelId, rows, maxRows) {
+    return chunks(rows, maxRows).map((part): Statement => {
       let bytes = 0;
       for (const r of part) bytes += r.data.length;
       if (bytes < BINARY_FROM_BYTES * part.length) {
@@ -118,9 +118,10 @@ export const mysqlDialect: SqlDialect = {
   // one round trip. Large ones: prepared statements, where mysql2 sends the bytes as
   // they are (hex doubles them and MySQL parses every digit). Statements hold 2^k rows,
   // so that a few prepared statements serve every batch.
-  insertMessages(channelId, rows) {
+  insertMessages(channelId, rows, maxRows) {
     const out: Statement[] = [];
-    for (const part of chunks(rows, INSERT_MAX_BYTES)) {
+    const preparedMax = maxRows > 0 ? Math.min(MYSQL_ROWS_MAX, maxRows) : MYSQL_ROWS_MAX;
+    for (const part of chunks(rows, maxRows)) {
       let bytes = 0;
       for (const r of part) bytes += r.data.length;
       if (bytes < BINARY_FROM_BYTES * part.length) {
@@ -139,7 +140,7 @@ export const mysqlDialect: SqlDialect = {
       let at = 0;
       while (at < part.length) {
         let n = MYSQL_ROWS_MAX;
-        while (n > part.length - at) n >>= 1;
+        while (n > part.length - at || n > preparedMax) n >>= 1;
         const values: unknown[] = [];
         for (const r of part.slice(at, at + n)) {
           values.push(channelId, r.seq, r.timestamp, r.data.length, r.data);

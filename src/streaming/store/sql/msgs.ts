@@ -38,6 +38,8 @@ export interface SqlMsgContext {
   /** Reads the messages `from` to `to` (those stored), in order. */
   readonly fetch: (from: number, to: number) => Promise<FetchedMsg[]>;
   readonly dialect: SqlDialect;
+  /** Rows per INSERT at most (`--sql_bulk_insert_limit` in effect; 0: no limit). */
+  readonly insertMaxRows: number;
 }
 
 /** A Messages row as read back: the timestamp comes from the MsgIndex. */
@@ -166,7 +168,7 @@ export class SqlMsgStore extends MsgStoreBase {
       const m = this.recent.get(seq)!;
       rows.push({ seq, timestamp: long(m.timestamp), data: m.encoded });
     }
-    if (rows.length > 0) out.push(...d.insertMessages(id, rows));
+    if (rows.length > 0) out.push(...d.insertMessages(id, rows, this.ctx.insertMaxRows));
     this.taken = this.last;
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
       out.push(`DELETE FROM Messages WHERE id = ${id} AND seq < ${int(this.first)}`);
