@@ -109,9 +109,14 @@ function driverTests(driver: SqlDriver, skip: string | false, noCaching: boolean
       const store = openAt(await newDatabase(driver), {});
       try {
         const { msgs } = store.createChannel('foo');
-        for (let seq = 1; seq <= 6000; seq++) msgs.store(msg('foo', seq));
+        for (let seq = 1; seq <= 40_000; seq++) msgs.store(msg('foo', seq));
         await store.flush();
-        // The oldest ones left memory after the commit: these lookups are queries.
+        // The last batch stays in memory (subscribers are about to get it) ...
+        assert.ok(!(msgs.lookup(1) instanceof Promise));
+        msgs.store(msg('foo', 40_001));
+        await store.flush();
+        // ... until the next one commits: then the oldest ones (beyond the channel's
+        // 32,768 messages kept) left memory, and these lookups are queries.
         const first = msgs.lookup(1);
         assert.ok(first instanceof Promise);
         const concurrent = await Promise.all([first, msgs.lookup(2), msgs.lookup(700)]);

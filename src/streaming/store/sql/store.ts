@@ -39,7 +39,7 @@ import {
 import { dialectOf } from './dialect.js';
 import { buf, int, long, num } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
-import type { FetchedMsg } from './msgs.js';
+import { RECENT_STORE_BYTES, type FetchedMsg, type RecentBudget } from './msgs.js';
 import { recoverSql } from './recover.js';
 import { ensureSchema, SCHEMA_VERSION } from './schema.js';
 import type { SubIds } from './subs.js';
@@ -95,6 +95,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   private db: Promise<SqlDb> | undefined;
   private readonly subIds: SubIds = { max: 0 };
   private readonly insertMaxRows: number;
+  private readonly recentBudget: RecentBudget = { bytes: 0, limit: RECENT_STORE_BYTES };
   private readonly writer: BatchWriter;
   private readonly lock: SqlLock;
   protected readonly channelsByName: ChannelRegistry<SqlChannel>;
@@ -278,6 +279,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
         dialect: this.dialect,
         noCaching: this.options.noCaching ?? false,
         insertMaxRows: this.insertMaxRows,
+        budget: this.recentBudget,
         subIds: this.subIds,
         changed: (ch) => {
           ch.queued = true;
