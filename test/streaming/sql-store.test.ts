@@ -247,7 +247,7 @@ function driverTests(driver: SqlDriver, skip: string | false, noCaching: boolean
       };
       try {
         const { msgs } = store.createChannel('big');
-        // 300 rows: prepared statements of 128, 128, 32, 8 and 4 rows on MySQL.
+        // 300 rows: prepared statements of 256, 32, 8 and 4 rows on MySQL.
         for (let seq = 1; seq <= 300; seq++) {
           msgs.store(makeStoredMsg(seq, nowNanos(), 'big', '', body(seq)));
         }

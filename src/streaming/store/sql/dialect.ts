@@ -6,8 +6,8 @@ import { hex, int } from './literal.js';
 /** Average message size from which PostgreSQL gets the bytes as a binary parameter. */
 const BINARY_FROM_BYTES = 512;
 
-/** Rows of one prepared MySQL INSERT at most (a power of two). */
-const MYSQL_ROWS_MAX = 128;
+/** Rows of one prepared MySQL INSERT at most (a power of two; 5 placeholders a row, of 65,535). */
+const MYSQL_ROWS_MAX = 1024;
 
 /** Bytes of messages in one INSERT at most. */
 const INSERT_MAX_BYTES = 4 * 1024 * 1024;
