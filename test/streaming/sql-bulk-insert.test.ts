@@ -10,6 +10,7 @@ import type { MessageRow, Statement } from '../../src/streaming/store/sql/db.js'
 import { mysqlDialect, postgresDialect } from '../../src/streaming/store/sql/dialect.js';
 import { insertRowsLimit, SqlStore } from '../../src/streaming/store/sql/index.js';
 import { DRIVERS, queryDb, skipWithoutDriver, sqlDatabase } from './sql-databases.js';
+import { assertBodies } from './store-fixtures.js';
 
 /** Rows one INSERT of insertMessages() writes, whatever form it took. */
 function rowsOf(s: Statement): number {
@@ -89,13 +90,7 @@ for (const driver of DRIVERS) {
         assert.equal(Number(count!.n), 30);
         reopened = open();
         await reopened.recover();
-        const again = reopened.lookupChannel('bulk')!.msgs;
-        assert.equal(again.count, 30);
-        for (let seq = 1; seq <= 30; seq++) {
-          const m = await again.lookup(seq);
-          const want = makeStoredMsg(seq, m!.timestamp, 'bulk', '', body(seq));
-          assert.deepEqual(Buffer.from(m!.encoded), Buffer.from(want.encoded), `message ${seq}`);
-        }
+        await assertBodies(reopened.lookupChannel('bulk')!.msgs, 'bulk', 30, body);
       } finally {
         await (reopened ?? store).close();
       }
