@@ -47,7 +47,8 @@ export const postgresDialect: SqlDialect = {
   // Large messages: their bytes as one binary parameter (pg sends a Buffer as it
   // is), cut into rows by offsets; as hex literals they would cost twice the bytes
   // and their parsing. Small ones: a VALUES list of literals, which keeps the batch
-  // one text and one round trip (a parameter takes a round trip of its own).
+  // one simple query (a batch with a parameter is a pipelined transaction of several
+  // queries: one round trip still, but more messages for the server to parse).
   insertMessages(channelId, rows, maxRows) {
     return chunks(rows, maxRows).map((part): Statement => {
       let bytes = 0;

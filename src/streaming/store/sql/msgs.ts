@@ -27,7 +27,7 @@ import { MsgIndex } from './msg-index.js';
 /** Committed messages kept in memory per channel: at most this many, and bytes. */
 const RECENT_MAX = 32_768;
 const RECENT_MAX_BYTES = 16 * 1024 * 1024;
-/** ... and in the whole store (the channels that publish most keep most). */
+/** ... and in the whole store (over it, a channel that commits keeps its last batch only). */
 export const RECENT_STORE_BYTES = 64 * 1024 * 1024;
 
 /** The bytes of messages held in memory by all the channels of one store. */
