@@ -15,7 +15,7 @@ export interface Answer {
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-function normalise(v: unknown, key = ''): unknown {
+export function normalise(v: unknown, key = ''): unknown {
   if (typeof v === 'string') {
     if (TIME.test(v) && !v.startsWith('0001-')) return '<time>';
     return v;
