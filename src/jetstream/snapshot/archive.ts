@@ -123,14 +123,25 @@ export function isMsgsEntry(name: string): boolean {
   return name.startsWith(MSGS_PREFIX) && name.endsWith(MSGS_SUFFIX);
 }
 
+/** A consumer's file: its meta, wirebus's state, or nats-server's state (`o.dat`). */
+export type ConsumerFile = 'meta' | 'state' | 'o.dat' | 'meta.sum';
+
 /** `obs/<consumer>/<file>`: the consumer and the file, or null. */
-export function consumerEntry(name: string): { consumer: string; file: 'meta' | 'state' } | null {
+export function consumerEntry(name: string): { consumer: string; file: ConsumerFile } | null {
   if (!name.startsWith(OBS_PREFIX)) return null;
   const parts = name.substring(OBS_PREFIX.length).split('/');
   if (parts.length !== 2 || parts[0] === '') return null;
-  if (parts[1] === META) return { consumer: parts[0]!, file: 'meta' };
-  if (parts[1] === CONSUMER_STATE) return { consumer: parts[0]!, file: 'state' };
+  const consumer = parts[0]!;
+  if (parts[1] === META) return { consumer, file: 'meta' };
+  if (parts[1] === CONSUMER_STATE) return { consumer, file: 'state' };
+  if (parts[1] === 'o.dat' || parts[1] === 'meta.sum') return { consumer, file: parts[1] };
   return null;
+}
+
+/** nats-server's `msgs/<n>.blk` or `.idx`: the block number and the kind, or null. */
+export function referenceBlockEntry(name: string): { block: number; kind: 'blk' | 'idx' } | null {
+  const m = /^msgs\/(\d+)\.(blk|idx)$/.exec(name);
+  return m === null ? null : { block: Number(m[1]), kind: m[2] as 'blk' | 'idx' };
 }
 
 /**

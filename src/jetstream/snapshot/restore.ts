@@ -9,7 +9,7 @@ import { decodeConsumerConfig } from '../consumer-config.js';
 import { addConsumer } from '../consumer-manage.js';
 import { JsErr, type ApiError } from '../errors.js';
 import { JsonFields } from '../json.js';
-import type { ConsumerState, StreamStore } from '../storage/types.js';
+import type { ConsumerState, StoredMsg, StreamStore } from '../storage/types.js';
 import { storeConfigOf, streamMeta, type StreamConfig } from '../stream-config.js';
 import { Stream } from '../stream.js';
 import { nowNs } from '../time.js';
@@ -20,9 +20,11 @@ import {
   isMsgsEntry,
   META,
   parseConsumerState,
+  referenceBlockEntry,
   VERSION,
   WIREBUS_INFO,
 } from './archive.js';
+import { blockMsgs, parseConsumerStateFile, parseIndex, type BlockIndex } from './reference.js';
 import { S2Reader } from './s2.js';
 import { TarReader } from './tar.js';
 
@@ -39,6 +41,8 @@ export class Restorer {
   private store: StreamStore | null = null;
   private lastSeq = 0;
   private readonly consumers = new Map<string, PendingConsumer>();
+  /** A nats-server snapshot's blocks and indexes, until both halves of a block came. */
+  private readonly refBlocks = new Map<number, { blk?: Buffer; idx?: BlockIndex }>();
   /** Bytes received, for the completion advisory and log. */
   total = 0;
 
@@ -67,6 +71,8 @@ export class Restorer {
   async finish(): Promise<Stream | ApiError> {
     if (this.error === null && (!this.s2.complete || !this.tar.ended))
       this.error = 'unexpected EOF';
+    if (this.error === null && this.refBlocks.size > 0)
+      this.error = `unexpected content (account=${this.jsa.accountName})`;
     if (this.error === null && (this.created === null || this.store === null))
       this.error = `snapshot has no ${this.created === null ? META : WIREBUS_INFO}`;
     if (this.error !== null) return this.fail(JsErr.streamRestore(this.error));
@@ -116,16 +122,19 @@ export class Restorer {
       let c = this.consumers.get(ce.consumer);
       if (c === undefined) this.consumers.set(ce.consumer, (c = {}));
       if (ce.file === 'meta') c.meta = body;
-      else {
+      else if (ce.file === 'o.dat') c.state = parseConsumerStateFile(body);
+      else if (ce.file === 'state') {
         const st = parseConsumerState(body);
         if (st === null) throw new Error(`bad state of consumer ${JSON.stringify(ce.consumer)}`);
         c.state = st;
       }
       return;
     }
-    // nats-server's own files (meta.sum, msgs/*.blk, obs/*/o.dat): not a wirebus snapshot.
-    if (this.store === null)
-      throw new Error('not a wirebus snapshot (nats-server snapshots are not restored)');
+    // The rest of a nats-server snapshot: its blocks and indexes; checksums and the
+    // per-subject summaries are not needed.
+    const rb = referenceBlockEntry(name);
+    if (rb !== null) return this.referenceBlock(rb.block, rb.kind, body);
+    if (name === 'meta.sum' || /^msgs\/\d+\.fss$/.test(name)) return;
     throw new Error(`unexpected content (account=${this.jsa.accountName})`);
   }
 
@@ -144,18 +153,45 @@ export class Restorer {
     const first = f.uint('first_seq');
     const last = f.uint('last_seq');
     if (!f.ok || last < first - 1) throw new Error('bad snapshot sequence range');
+    this.openStore(first);
+    this.lastSeq = last;
+  }
+
+  /** The new stream's store, its next sequence `first`. */
+  private openStore(first: number): StreamStore {
+    if (this.created === null || this.store !== null) throw new Error('snapshot out of order');
     if (this.jsa.streams.has(this.cfg.name)) throw new Error('stream name already in use');
-    this.store = this.jsa
+    const store = this.jsa
       .provider(this.cfg.storage)
       .openStream(storeConfigOf(this.cfg), streamMeta(this.cfg, this.created));
-    if (first > 1) this.store.compact(first);
-    this.lastSeq = last;
+    this.store = store;
+    if (first > 1) store.compact(first);
+    return store;
+  }
+
+  /** Half of a nats-server block; once both came, its live messages are stored. */
+  private referenceBlock(n: number, kind: 'blk' | 'idx', body: Buffer): void {
+    let rb = this.refBlocks.get(n);
+    if (rb === undefined) this.refBlocks.set(n, (rb = {}));
+    if (kind === 'blk') rb.blk = body;
+    else rb.idx = parseIndex(body);
+    if (rb.blk === undefined || rb.idx === undefined) return;
+    this.refBlocks.delete(n);
+    const idx = rb.idx;
+    const store = this.store ?? this.openStore(idx.first);
+    if (idx.last > this.lastSeq) this.lastSeq = idx.last;
+    this.storeAll(store, blockMsgs(rb.blk, idx));
   }
 
   private msgs(body: Buffer): void {
     const store = this.store;
     if (store === null) throw new Error('snapshot out of order');
-    for (const m of decodeMsgs(body)) {
+    this.storeAll(store, decodeMsgs(body));
+  }
+
+  /** Stores messages at their own sequences, the ones between them deleted. */
+  private storeAll(store: StreamStore, msgs: Iterable<StoredMsg>): void {
+    for (const m of msgs) {
       let next = store.state().lastSeq + 1;
       if (m.seq < next || m.seq > this.lastSeq) throw new Error(`bad message sequence ${m.seq}`);
       for (; next < m.seq; next++) store.skipMsg();
@@ -166,7 +202,8 @@ export class Restorer {
   private restoreConsumer(stream: Stream, name: string, c: PendingConsumer): string | null {
     if (c.meta === undefined || c.state === undefined) return 'incomplete consumer';
     const f = JsonFields.parse(c.meta);
-    const inner = f?.obj('config') ?? null;
+    // wirebus nests the config; nats-server's meta is the config with Created and Name.
+    const inner = f === null ? null : f.has('config') ? f.obj('config') : f;
     const ccfg = inner === null ? null : decodeConsumerConfig(inner);
     if (f === null || ccfg === null) return 'bad consumer config';
     try {
