@@ -427,8 +427,8 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      // Only with work to do: a loop with none would end synchronously, before `running`
-      // is assigned, and leave it set for good (no round would ever be scheduled again).
+      // With nothing to do, loop() would settle (and clear `running`) before the assignment,
+      // leaving a settled promise there for ever: no round would start again.
       if (this.running === undefined && this.hasWork()) this.running = this.loop();
     });
   }
