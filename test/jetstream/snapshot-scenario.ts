@@ -5,7 +5,7 @@
 // are wirebus's or the reference's own, so only how they travel is compared.
 
 import { connect, createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
-import { normalise, type Answer } from './api-client.js';
+import { toAnswer, type Answer } from './api-client.js';
 
 const S = '$JS.API.STREAM.';
 const C = '$JS.API.CONSUMER.';
@@ -14,29 +14,12 @@ const enc = (v: unknown): Uint8Array =>
     ? v
     : new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
 
+/** The recorded answer, with the ids a server generates (inboxes, restore subjects) named. */
 function answer(name: string, m: Msg | null): Answer {
-  if (m === null) return { name, body: '<no reply>' };
-  const a: Answer = { name, body: null };
-  if (m.headers !== undefined) {
-    if (m.headers.code !== 0) a.status = `${m.headers.code} ${m.headers.description}`;
-    const hs: Record<string, string> = {};
-    for (const k of m.headers.keys()) hs[k] = m.headers.get(k);
-    if (Object.keys(hs).length > 0) a.headers = normalise(hs) as Record<string, string>;
-  }
-  if (m.reply !== undefined && m.reply !== '')
-    a.reply = m.reply
-      .replace(/^(\$JS\.ACK(?:\.[^.]+){5})\.\d+\./, '$1.<ts>.')
-      .replace(/^_INBOX\..*/, '<inbox>');
-  const text = new TextDecoder().decode(m.data);
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  const n = normalise(body);
+  const a = toAnswer(name, m);
+  if (a.reply !== undefined) a.reply = a.reply.replace(/^_INBOX\..*/, '<inbox>');
   a.body = JSON.parse(
-    JSON.stringify(n)
+    JSON.stringify(a.body)
       .replace(/\$JS\.SNAPSHOT\.RESTORE\.([^."]+)\.[A-Za-z0-9]+/g, '$$JS.SNAPSHOT.RESTORE.$1.<id>')
       .replace(/_INBOX\.[A-Za-z0-9.]+/g, '<inbox>'),
   );

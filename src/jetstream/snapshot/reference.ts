@@ -24,31 +24,27 @@ class Varints {
     this.p = start;
   }
 
-  uint(): number {
+  /** An unsigned varint (Go's binary.Uvarint) as read. */
+  private raw(): bigint {
     let x = 0n;
     let shift = 0n;
     for (;;) {
       if (this.p >= this.b.length || shift > 63n) throw new Error(BAD_CONTENT);
       const c = this.b[this.p++]!;
       x |= BigInt(c & 0x7f) << shift;
-      if (c < 0x80) break;
+      if (c < 0x80) return x;
       shift += 7n;
     }
+  }
+
+  uint(): number {
     // Sequences carry the erase bit in indexes; it is not part of the number.
-    return Number(x & ~EBIT);
+    return Number(this.raw() & ~EBIT);
   }
 
   int(): number {
-    let x = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (this.p >= this.b.length || shift > 63n) throw new Error(BAD_CONTENT);
-      const c = this.b[this.p++]!;
-      x |= BigInt(c & 0x7f) << shift;
-      if (c < 0x80) break;
-      shift += 7n;
-    }
     // Zig-zag, as Go's binary.PutVarint.
+    const x = this.raw();
     return Number(x & 1n ? -(x >> 1n) - 1n : x >> 1n);
   }
 }
