@@ -47,6 +47,7 @@ export function streamSnapshot(req: ApiRequest): void {
   const deliver = f?.str('deliver_subject') ?? '';
   const noConsumers = f?.bool('no_consumers') ?? false;
   let chunkSize = f?.int('chunk_size') ?? 0;
+  // Read for its type only: a wrong one is "invalid JSON"; messages are not re-checked.
   f?.bool('jsck');
   if (f === null || !f.ok) return fail(req, SNAPSHOT, JsErr.invalidJson());
   if (!isValidSubject(deliver, true))
@@ -187,6 +188,7 @@ export function streamRestore(req: ApiRequest): void {
   const jsa = req.jsa;
   const f = JsonFields.parse(req.body);
   const inner = f?.obj('config') ?? null;
+  // Read for its type only, as the reference's unmarshal: the snapshot carries the state.
   f?.obj('state');
   if (f === null || !f.ok) return fail(req, RESTORE, JsErr.invalidJson());
   const name = req.tokens[4]!;
