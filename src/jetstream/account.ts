@@ -154,6 +154,11 @@ export class JsAccount implements StreamHost {
     this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
   }
 
+  /** A line of the server's log at its info level, as the reference's Noticef. */
+  notice(text: string): void {
+    this.js.server.logger.info(text);
+  }
+
   warn(text: string): void {
     this.js.server.logger.warn(`JetStream: ${text}`);
   }

@@ -13,6 +13,7 @@ import {
 import { Consumer } from './consumer.js';
 import { JsErr, type ApiError } from './errors.js';
 import { subjectsIntersect } from '../subjects/relations.js';
+import type { ConsumerState } from './storage/types.js';
 import { isValidName, JS_MAX_NAME_LEN } from './stream-config.js';
 import type { Stream } from './stream.js';
 import { nowNs } from './time.js';
@@ -44,6 +45,8 @@ function updateProblem(old: ConsumerConfig, cfg: ConsumerConfig): string {
 export interface RecoveredConsumer {
   name: string;
   createdNs: number;
+  /** A restored snapshot's position: written to the new store, config saved beside it. */
+  state?: ConsumerState;
 }
 
 export function addConsumer(
@@ -115,6 +118,12 @@ export function addConsumer(
       .writeConsumerMeta(stream.name, name, consumerMeta(name, cfg, created));
     consumer.start();
   } else {
+    if (recovered.state !== undefined) {
+      store.update(recovered.state);
+      jsa
+        .provider(stream.cfg.storage)
+        .writeConsumerMeta(stream.name, name, consumerMeta(name, cfg, created));
+    }
     consumer.resume();
     return consumer;
   }

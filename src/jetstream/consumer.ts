@@ -9,7 +9,7 @@ import { hasWildcard } from '../subjects/validate.js';
 import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
 import { statusHeader } from './headers.js';
 import type { Stream, StreamConsumer, StreamHost } from './stream.js';
-import type { ConsumerStore, StoredMsg } from './storage/types.js';
+import type { ConsumerState, ConsumerStore, StoredMsg } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
 
@@ -159,6 +159,11 @@ export class Consumer implements StreamConsumer {
    * A consumer recovered at start-up: its position, pending acks and delivery counts
    * come from its store (the reference's readStoredState), not from the deliver policy.
    */
+  /** The stored position (delivered, ack floor, pending), as a snapshot saves it. */
+  storeState(): ConsumerState {
+    return this.store.state();
+  }
+
   resume(): void {
     const st = this.store.state();
     this.sseq = st.delivered.stream + 1;

@@ -192,9 +192,9 @@ export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError 
     if (!validTransform(rp.src, rp.dest))
       return bad('stream configuration for republish not valid');
   }
-  // Until mirrors and sources arrive, refuse them rather than run them wrongly.
-  if (cfg.hasMirror || cfg.hasSources)
-    return JsErr.streamCreate('stream mirrors and sources are not supported by wirebus yet');
+  // Until mirrors and sources arrive, refuse them rather than run them wrongly, with the
+  // reference's own answer to a config it cannot use (checkStreamCfg of a nil config).
+  if (cfg.hasMirror || cfg.hasSources) return bad('stream configuration invalid');
   return cfg;
 }
 

@@ -26,6 +26,23 @@ function overlapsOthers(jsa: JsAccount, cfg: StreamConfig, except: string): bool
   return false;
 }
 
+/** The account's stream count and storage limits for one more stream (jsNonClusteredStreamLimitsCheck). */
+export function streamLimitsCheck(jsa: JsAccount, cfg: StreamConfig): ApiError | null {
+  if (jsa.limits.maxStreams >= 0 && jsa.streams.size >= jsa.limits.maxStreams)
+    return JsErr.maximumStreams();
+  const reserve = cfg.maxBytes > 0 ? cfg.maxBytes : 0;
+  if (cfg.storage === 'memory') {
+    if (jsa.limits.maxMemory >= 0 && reserve > jsa.limits.maxMemory)
+      return JsErr.memoryResourcesExceeded();
+    if (reserve > jsa.js.maxMemory) return JsErr.memoryResourcesExceeded();
+  } else {
+    if (jsa.limits.maxStore >= 0 && reserve > jsa.limits.maxStore)
+      return JsErr.storageResourcesExceeded();
+    if (reserve > jsa.js.maxStore) return JsErr.storageResourcesExceeded();
+  }
+  return null;
+}
+
 /** addStream: the existing stream when the config is the same, else a new one or an error. */
 export function addStream(
   jsa: JsAccount,
@@ -41,18 +58,8 @@ export function addStream(
       ? { stream: existing, created: false }
       : JsErr.streamNameExist();
   }
-  if (jsa.limits.maxStreams >= 0 && jsa.streams.size >= jsa.limits.maxStreams)
-    return JsErr.maximumStreams();
-  const reserve = cfg.maxBytes > 0 ? cfg.maxBytes : 0;
-  if (cfg.storage === 'memory') {
-    if (jsa.limits.maxMemory >= 0 && reserve > jsa.limits.maxMemory)
-      return JsErr.memoryResourcesExceeded();
-    if (reserve > jsa.js.maxMemory) return JsErr.memoryResourcesExceeded();
-  } else {
-    if (jsa.limits.maxStore >= 0 && reserve > jsa.limits.maxStore)
-      return JsErr.storageResourcesExceeded();
-    if (reserve > jsa.js.maxStore) return JsErr.storageResourcesExceeded();
-  }
+  const limits = streamLimitsCheck(jsa, cfg);
+  if (limits !== null) return limits;
   if (overlapsOthers(jsa, cfg, '')) return JsErr.streamSubjectOverlap();
   if (cfg.storage === 'file' && jsa.js.files === null && !warnedFileFallback) {
     warnedFileFallback = true;

@@ -15,7 +15,7 @@ export interface Answer {
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-function normalise(v: unknown, key = ''): unknown {
+export function normalise(v: unknown, key = ''): unknown {
   if (typeof v === 'string') {
     if (TIME.test(v) && !v.startsWith('0001-')) return '<time>';
     return v;
@@ -51,34 +51,37 @@ async function ask(nc: NatsConnection, c: ApiCase): Promise<Msg | null> {
   return null;
 }
 
+/** A reply as recorded: status line, headers, reply subject and body, normalised. */
+export function toAnswer(name: string, m: Msg | null): Answer {
+  if (m === null) return { name, body: '<no reply>' };
+  const a: Answer = { name, body: null };
+  if (m.headers !== undefined) {
+    if (m.headers.code !== 0) a.status = `${m.headers.code} ${m.headers.description}`;
+    const hs: Record<string, string> = {};
+    for (const k of m.headers.keys()) hs[k] = m.headers.get(k);
+    if (Object.keys(hs).length > 0) a.headers = normalise(hs) as Record<string, string>;
+  }
+  // Ack subjects carry a timestamp: keep all but it.
+  if (m.reply !== undefined && m.reply !== '')
+    a.reply = m.reply.replace(/^(\$JS\.ACK(?:\.[^.]+){5})\.\d+\./, '$1.<ts>.');
+  const text = new TextDecoder().decode(m.data);
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  a.body = normalise(body);
+  return a;
+}
+
 export async function runCases(port: number, cases: readonly ApiCase[]): Promise<Answer[]> {
   const nc = await connect({ servers: `127.0.0.1:${port}` });
   const out: Answer[] = [];
   try {
     for (const c of cases) {
       const m = await ask(nc, c);
-      if (m === null) {
-        out.push({ name: c.name, body: '<no reply>' });
-        continue;
-      }
-      const a: Answer = { name: c.name, body: null };
-      if (m.headers !== undefined) {
-        if (m.headers.code !== 0) a.status = `${m.headers.code} ${m.headers.description}`;
-        const hs: Record<string, string> = {};
-        for (const k of m.headers.keys()) hs[k] = m.headers.get(k);
-        if (Object.keys(hs).length > 0) a.headers = normalise(hs) as Record<string, string>;
-      }
-      // Ack subjects carry a timestamp: keep all but it.
-      if (m.reply !== undefined && m.reply !== '')
-        a.reply = m.reply.replace(/^(\$JS\.ACK(?:\.[^.]+){5})\.\d+\./, '$1.<ts>.');
-      const text = new TextDecoder().decode(m.data);
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-      a.body = normalise(body);
+      const a = toAnswer(c.name, m);
       out.push(a);
     }
   } finally {

@@ -1,4 +1,5 @@
-// Records the reference's answers to the API cases as test/jetstream/fixtures/api.json.
+// Records the reference's answers to the API cases as test/jetstream/fixtures/api.json,
+// and to the snapshot and restore scenario as fixtures/snapshot.json.
 // Not a test: run it by hand after a build, with nats-server 2.9.10 on PATH:
 //
 //   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference.js
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { API_CASES } from './api-cases.js';
 import { runCases } from './api-client.js';
+import { runSnapshotScenario } from './snapshot-scenario.js';
 
 const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
 
@@ -33,7 +35,9 @@ async function main(): Promise<void> {
     const answers = await runCases(port, API_CASES);
     mkdirSync(fixtures, { recursive: true });
     writeFileSync(join(fixtures, 'api.json'), JSON.stringify(answers, null, 2) + '\n');
-    process.stdout.write(`recorded ${answers.length} answers\n`);
+    const snapshot = await runSnapshotScenario(port);
+    writeFileSync(join(fixtures, 'snapshot.json'), JSON.stringify(snapshot, null, 2) + '\n');
+    process.stdout.write(`recorded ${answers.length} + ${snapshot.length} answers\n`);
   } finally {
     ref.kill();
   }

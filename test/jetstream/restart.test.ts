@@ -168,3 +168,23 @@ describe('JetStream file streams across restarts', () => {
     }
   });
 });
+
+describe('JetStream file streams: the writer', () => {
+  it('answers STREAM.DELETE after the first message went (an idle write round no longer stalls it)', async () => {
+    // A write round started with nothing to do ended before it was recorded as running,
+    // and no round ran again: the delete's flush waited for ever (most runs of this).
+    const s = await embedded(storeDir());
+    try {
+      for (let i = 0; i < 4; i++) {
+        const name = `W${i}`;
+        await s.jsm.streams.add({ name, subjects: [`w${i}`], storage: StorageType.File });
+        const js = s.nc.jetstream();
+        for (let k = 0; k < 6; k++) await js.publish(`w${i}`, new TextEncoder().encode('x'));
+        await s.jsm.streams.deleteMessage(name, 1, false);
+        assert.equal(await s.jsm.streams.delete(name), true);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -15,6 +15,7 @@ import {
 } from './consumer-info.js';
 import { directGet } from './direct-get.js';
 import { msgDelete, msgGet } from './msg.js';
+import { streamRestore, streamSnapshot } from './snapshot.js';
 import { fail, ok, type ApiRequest } from './request.js';
 import { streamCreate, streamUpdate } from './stream-create.js';
 import { streamDelete, streamPurge } from './stream-delete.js';
@@ -39,8 +40,8 @@ const ROUTES = new Map<string, [Handler, string]>([
   ['STREAM.MSG.GET/6', [msgGet, 'stream_msg_get_response']],
   ['STREAM.MSG.DELETE/6', [msgDelete, 'stream_msg_delete_response']],
   ['STREAM.TEMPLATE.NAMES/5', [templateNames, 'stream_template_names_response']],
-  ['STREAM.SNAPSHOT/5', [snapshotUnsupported, 'stream_snapshot_response']],
-  ['STREAM.RESTORE/5', [restoreUnsupported, 'stream_restore_response']],
+  ['STREAM.SNAPSHOT/5', [streamSnapshot, 'stream_snapshot_response']],
+  ['STREAM.RESTORE/5', [streamRestore, 'stream_restore_response']],
   ['STREAM.LEADER.STEPDOWN/6', clustered('stream_leader_stepdown_response')],
   ['STREAM.PEER.REMOVE/6', clustered('stream_remove_peer_response')],
   ['CONSUMER.LEADER.STEPDOWN/7', clustered('consumer_leader_stepdown_response')],
@@ -87,14 +88,6 @@ function clustered(type: string): [Handler, string] {
 
 function templateNames(req: ApiRequest): void {
   ok(req, 'stream_template_names_response', { total: 0, offset: 0, limit: 1024, streams: [] });
-}
-
-function snapshotUnsupported(req: ApiRequest): void {
-  fail(req, 'stream_snapshot_response', JsErr.badRequest());
-}
-
-function restoreUnsupported(req: ApiRequest): void {
-  fail(req, 'stream_restore_response', JsErr.badRequest(), { deliver_subject: '' });
 }
 
 function accountPurge(req: ApiRequest): void {
