@@ -11,7 +11,7 @@ import { nowNanos } from '../protocol/int64.js';
 import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
-import { blockEnd, readBlock, type ReadBlock } from './file-read.js';
+import { blockEnd, isWhole, readBlock, type ReadBlock } from './file-read.js';
 import { MSG_OVERHEAD } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
@@ -146,7 +146,12 @@ export class FileMsgStore extends MsgStoreBase {
     }
     for (const b of this.blocks) {
       const i = sequence - b.from;
-      if (i >= 0 && i < b.msgs.length) return b.msgs[i];
+      if (i >= 0 && i < b.msgs.length) {
+        // A block read ahead is now being delivered: the next one is read meanwhile,
+        // so a subscription catching up never waits for a read it could have started.
+        if (i === 0 && isWhole(b)) this.readAhead(b.to + 1);
+        return b.msgs[i];
+      }
     }
     const slice = this.sliceOf(sequence);
     if (slice === undefined) return undefined;
@@ -390,8 +395,9 @@ export class FileMsgStore extends MsgStoreBase {
       this.blocks.unshift(block);
       if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
       // A subscription catching up reads on: the next block is read while this one is
-      // delivered (one block ahead, started by reads that were asked for only).
-      if (!ahead && block.msgs.length === to - seq + 1) this.readAhead(to + 1);
+      // delivered (one block ahead; a block read ahead starts the next one when its
+      // first message is looked up, see lookup()).
+      if (!ahead && isWhole(block)) this.readAhead(to + 1);
     }
     return block.msgs[0];
   }
