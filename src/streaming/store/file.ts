@@ -40,6 +40,7 @@ import { join } from 'node:path';
 import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { FileChannel, recoverChannel, type RecoveredChannel } from './file-channel.js';
+import { makeChannelDir } from './file-channel-dir.js';
 import { IoScheduler } from './file-io.js';
 import { CacheBudget } from './file-msgs.js';
 import { TypedLog } from './file-log.js';
@@ -281,13 +282,9 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   createChannel(name: string): ChannelStore {
     this.checkReady();
     this.channelsByName.checkCreate(name);
-    if (name === '' || name.startsWith('.') || /[/\\\0]/.test(name)) {
-      throw new Error(`file store: channel name "${name}" cannot be a directory name`);
-    }
     const root = this.dir;
-    const dir = join(root, name);
     // Synchronous: the channel's files are written in the next turn, inside it.
-    mkdirSync(dir, { recursive: true });
+    const dir = makeChannelDir(root, name);
     this.io.dirChanged(root);
     const channel = new FileChannel(
       name,
