@@ -282,7 +282,12 @@ export class IoScheduler {
 
   private async loop(): Promise<void> {
     while (true) {
-      if (this.dirty.length === 0 && this.tasks.length === 0 && this.waiters.length === 0) {
+      if (
+        this.dirty.length === 0 &&
+        this.tasks.length === 0 &&
+        this.waiters.length === 0 &&
+        !this.syncWanted
+      ) {
         this.active = false;
         this.running = undefined;
         return;
