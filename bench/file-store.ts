@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nowNanos } from '../src/streaming/protocol/index.js';
-import { FileStore, MemoryStore, makeStoredMsg, type Store } from '../src/streaming/store/index.js';
+import { FileStore, MemoryStore, type Store } from '../src/streaming/store/index.js';
+import { readInOrder, storeInBatches } from './store-load.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '200000');
@@ -38,17 +38,9 @@ async function run(label: string, store: Store): Promise<void> {
     return `${formatRate((N * 1000) / ms).padStart(7)} msgs/s ${us.toFixed(2).padStart(5)} µs`;
   };
 
-  let seq = 0;
   let start = performance.now();
   cpu = process.cpuUsage();
-  while (seq < N) {
-    const end = Math.min(N, seq + BATCH);
-    while (seq < end) {
-      seq++;
-      msgs.store(makeStoredMsg(seq, nowNanos(), 'bench', '', data));
-    }
-    await store.flush();
-  }
+  await storeInBatches(store, msgs, N, BATCH, data);
   const stored = rate(performance.now() - start);
 
   const sub = subs.create({
@@ -77,10 +69,7 @@ async function run(label: string, store: Store): Promise<void> {
 
   start = performance.now();
   cpu = process.cpuUsage();
-  for (let s = 1; s <= N; s++) {
-    const m = msgs.lookup(s);
-    if (m instanceof Promise) await m;
-  }
+  await readInOrder(msgs, N);
   const read = rate(performance.now() - start);
   console.log(`${label.padEnd(7)} store ${stored}   deliver ${delivered}   read ${read}`);
   await store.close();
