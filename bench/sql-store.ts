@@ -5,11 +5,10 @@
 // from the protocol. SIZE sets the payload size (128).
 //
 //   npm run build && node dist/bench/sql-store.js
-import { nowNanos } from '../src/streaming/protocol/index.js';
-import { makeStoredMsg } from '../src/streaming/store/index.js';
 import { SqlStore, type SqlDriver } from '../src/streaming/store/sql/index.js';
 import { startMariaDb } from '../test/helpers/mariadb.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { readInOrder, storeInBatches } from './store-load.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '200000');
@@ -33,25 +32,14 @@ const store = new SqlStore({ driver, source, limits: { maxMsgs: 0, maxBytes: 0 }
 await store.recover();
 const { msgs } = store.createChannel('bench');
 await store.flush();
-let seq = 0;
 const start = performance.now();
-while (seq < N) {
-  const end = Math.min(N, seq + BATCH);
-  while (seq < end) {
-    seq++;
-    msgs.store(makeStoredMsg(seq, nowNanos(), 'bench', '', data));
-  }
-  await store.flush();
-}
+await storeInBatches(store, msgs, N, BATCH, data);
 const ms = performance.now() - start;
 console.log(
   `sql store (${driver}): ${formatRate((N * 1000) / ms)} msgs/s stored and committed (${N} msgs of ${data.length} B, batches of ${BATCH}, ${(ms / 1000).toFixed(2)} s)`,
 );
 const readStart = performance.now();
-for (let s = 1; s <= N; s++) {
-  const m = msgs.lookup(s);
-  if (m instanceof Promise) await m;
-}
+await readInOrder(msgs, N);
 const readMs = performance.now() - readStart;
 console.log(`sql store: ${formatRate((N * 1000) / readMs)} msgs/s read back in sequence order`);
 await store.close();

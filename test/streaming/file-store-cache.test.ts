@@ -92,6 +92,24 @@ describe('file store: read cache under limits', () => {
     await store.close();
   });
 
+  it('a backlog is read back whole, block after block, the next two read ahead', async () => {
+    const dir = await tempDir();
+    // Small blocks (a few records each) over several slices: reads ahead cross slices.
+    const store = await open(dir, { cacheBytes: 4096, readBufferSize: 1024, sliceMaxMsgs: 250 });
+    const kept = await publish(store, 'foo', 1, 1200, 1200);
+    const msgs = msgsOf(store, 'foo');
+    const first = msgs.lookup(1);
+    assert.ok(first instanceof Promise, 'message 1 is read from disk');
+    assertSameMsg(await first, kept[0]!);
+    // The block of message 1 is held, and the two after it are read or being read.
+    assert.equal(msgs.readBlocks, 3);
+    for (let seq = 2; seq <= 1200; seq++) {
+      const m = msgs.lookup(seq);
+      assertSameMsg(m instanceof Promise ? await m : m, kept[seq - 1]!);
+    }
+    await store.close();
+  });
+
   it('many channels share one total: four times cacheBytes for the whole store', async () => {
     const dir = await tempDir();
     const store = await open(dir, { cacheBytes: 4096 });

@@ -33,6 +33,13 @@ export class AppendFile extends StoreFile {
    * (a slice's .idx): one fdatasync less per round; close and auto sync still sync it.
    */
   syncOnFlush = true;
+  /**
+   * With `sync`, opened with O_DSYNC: every write is durable when it returns. False for
+   * the typed logs (subs.dat, clients.dat): most of their rounds carry only deliveries
+   * and acks, which, as in the reference, become durable with the next flush; such a
+   * round is a plain write, and a round that must be durable syncs them after the write.
+   */
+  writeThrough = true;
   dirty = false;
   private chunk: Buffer = EMPTY;
   private chunkFrom = 0;
@@ -54,7 +61,7 @@ export class AppendFile extends StoreFile {
   // With `sync`, a write through O_DSYNC is durable when it returns: one system call
   // and one thread-pool hop per round instead of two.
   override get dsync(): boolean {
-    return this.syncOnFlush && this.io.syncOnFlush;
+    return this.writeThrough && this.syncOnFlush && this.io.syncOnFlush;
   }
 
   /** Room for `n` more bytes: write them at `buf[pos]`, then call commit(n). */
@@ -160,6 +167,8 @@ export class IoScheduler {
   /** Written chunks for reuse, by size: far fewer large allocations for the GC. */
   private readonly freeChunks = new Map<number, Buffer[]>();
   private scheduled = false;
+  /** Something written since the last round must be durable without a flush() for it. */
+  private syncWanted = false;
   private active = false;
   private running: Promise<void> | undefined;
   /** The first write error: every later flush fails with it (nothing is trusted after). */
@@ -185,6 +194,16 @@ export class IoScheduler {
   addTask(task: () => Promise<void>): void {
     this.appended++;
     this.tasks.push(task);
+    this.schedule();
+  }
+
+  /**
+   * The next round syncs (with `sync`) even if no flush() waits for it: a record that
+   * must not wait for the next publish to be durable (a subscription, a client).
+   */
+  wantSync(): void {
+    if (!this.syncOnFlush) return;
+    this.syncWanted = true;
     this.schedule();
   }
 
@@ -263,7 +282,12 @@ export class IoScheduler {
 
   private async loop(): Promise<void> {
     while (true) {
-      if (this.dirty.length === 0 && this.tasks.length === 0 && this.waiters.length === 0) {
+      if (
+        this.dirty.length === 0 &&
+        this.tasks.length === 0 &&
+        this.waiters.length === 0 &&
+        !this.syncWanted
+      ) {
         this.active = false;
         this.running = undefined;
         return;
@@ -272,7 +296,8 @@ export class IoScheduler {
       const files = this.dirty;
       const tasks = this.tasks;
       let all = false;
-      let sync = false;
+      let sync = this.syncWanted;
+      this.syncWanted = false;
       for (const w of this.waiters) {
         if (w.all) all = true;
         else if (this.syncOnFlush) sync = true;
@@ -281,7 +306,16 @@ export class IoScheduler {
       this.tasks = [];
       try {
         if (this.failure !== undefined) throw this.failure;
-        await forEachLimited(files, this.pool.parallel, (f) => this.write(f));
+        if (all || sync) {
+          // Files written without O_DSYNC are synced in the same step as the writes,
+          // each right after its own write: a durable round costs no extra step.
+          const stale = this.staleFiles(files, all);
+          await forEachLimited(files.length + stale.length, this.pool.parallel, (i) =>
+            i < files.length ? this.write(files[i]!, all) : this.syncFile(stale[i - files.length]!),
+          );
+        } else {
+          await forEachLimited(files.length, this.pool.parallel, (i) => this.write(files[i]!));
+        }
         for (const task of tasks) await task();
         this.written = covers;
         if (all || (sync && this.needsSync())) await this.syncFiles(all);
@@ -302,9 +336,15 @@ export class IoScheduler {
     }
   }
 
-  private async write(file: AppendFile): Promise<void> {
+  /**
+   * Writes what `file` has pending. `syncAll` undefined: no sync in this round; else
+   * the file is synced after its write if it is not O_DSYNC and this round must make
+   * it durable (every file with `syncAll`, else those synced on flush).
+   */
+  private async write(file: AppendFile, syncAll?: boolean): Promise<void> {
     const bufs = file.take();
     if (file.dead || bufs.length === 0) return;
+    const syncNow = syncAll !== undefined && !file.dsync && (syncAll || file.syncOnFlush);
     let total = 0;
     for (const b of bufs) total += b.length;
     const at = file.written;
@@ -325,6 +365,7 @@ export class IoScheduler {
             done += bytesWritten;
             if (done < total) pending = skipBytes(bufs, done);
           }
+          if (syncNow) await h.datasync();
           return true;
         },
         true,
@@ -338,8 +379,31 @@ export class IoScheduler {
     if (file.written === at) file.written = at + total;
     this.recycle(file, bufs);
     if (file.dsync) return;
+    if (syncNow) {
+      file.unsynced = false;
+      this.unsynced.delete(file);
+      return;
+    }
     file.unsynced = true;
     this.unsynced.add(file);
+  }
+
+  /** Files written by earlier rounds, not synced yet, that this round does not write. */
+  private staleFiles(writing: readonly AppendFile[], all: boolean): AppendFile[] {
+    const stale: AppendFile[] = [];
+    for (const f of this.unsynced) {
+      if ((all || f.syncOnFlush) && !writing.includes(f)) {
+        stale.push(f);
+        this.unsynced.delete(f);
+      }
+    }
+    return stale;
+  }
+
+  private async syncFile(f: AppendFile): Promise<void> {
+    if (f.dead || !f.unsynced) return;
+    f.unsynced = false;
+    await this.pool.use(f, (h) => h.datasync());
   }
 
   /** Something flush() must sync: a file written without O_DSYNC, or a directory. */
@@ -359,28 +423,26 @@ export class IoScheduler {
     }
     const dirs = [...this.dirsToSync];
     this.dirsToSync = new Set();
-    await forEachLimited(files, this.pool.parallel, async (f) => {
-      if (f.dead || !f.unsynced) return;
-      f.unsynced = false;
-      await this.pool.use(f, (h) => h.datasync());
-    });
+    await forEachLimited(files.length, this.pool.parallel, (i) => this.syncFile(files[i]!));
     await Promise.all(dirs.map((d) => syncDir(d)));
   }
 }
 
-/** Runs `fn` on every item, at most `limit` at a time. */
-async function forEachLimited<T>(
-  items: readonly T[],
+/** Runs `fn` for 0..count-1, at most `limit` at a time. */
+async function forEachLimited(
+  count: number,
   limit: number,
-  fn: (item: T) => Promise<void>,
+  fn: (i: number) => Promise<void>,
 ): Promise<void> {
-  if (items.length <= limit) {
-    await Promise.all(items.map(fn));
+  if (count <= limit) {
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) all.push(fn(i));
+    await Promise.all(all);
     return;
   }
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
+    while (next < count) await fn(next++);
   };
   await Promise.all(Array.from({ length: limit }, worker));
 }

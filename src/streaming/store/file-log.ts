@@ -52,6 +52,10 @@ export class TypedLog implements RecordSink {
   ) {
     this.crc = Crc32.of(tuning.crcPoly);
     this.file = new AppendFile(path, size, io);
+    // Deliveries and acks, most of its records, are durable with the next flush (as in
+    // the reference, whose subs.dat is synced after each publish batch); the records
+    // of record() ask for a synced round of their own.
+    this.file.writeThrough = false;
     if (size === 0) this.file.append(fileHeader());
     this.records = records;
   }
@@ -64,6 +68,7 @@ export class TypedLog implements RecordSink {
     const n = RECORD_HEADER_SIZE + payload.length;
     putRecord(f.room(n), f.pos, typedSize(type, payload.length), payload, this.crc);
     f.commit(n);
+    this.io.wantSync();
     this.added();
   }
 

@@ -11,7 +11,7 @@ import { nowNanos } from '../protocol/int64.js';
 import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
-import { blockEnd, readBlock, type ReadBlock } from './file-read.js';
+import { blockEnd, isWhole, readBlock, type ReadBlock } from './file-read.js';
 import { MSG_OVERHEAD } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
@@ -56,6 +56,9 @@ export interface RecoveredMsgs {
 const RING_MIN = 1024;
 const RING_MAX = 65536;
 const READ_BLOCKS = 4;
+// Blocks read ahead of the one being delivered: a read that is slow to come back (a
+// busy thread pool or disk) still has a whole block's delivery to finish in.
+const READ_AHEAD = 2;
 const RESIDENT_EXTRA = 2;
 // Offsets are kept below what a Buffer can address, so any slice can be read back
 // with one positioned read per record, whatever slice_max_bytes says.
@@ -105,6 +108,11 @@ export class FileMsgStore extends MsgStoreBase {
     return { msgs: this.ringCount, bytes: this.ringBytes };
   }
 
+  /** Blocks read back from disk, held or being read (tests). */
+  get readBlocks(): number {
+    return this.blocks.length + this.reads.length;
+  }
+
   /** Slices on disk (tests and monitoring). */
   get sliceCount(): number {
     return this.slices.length;
@@ -146,7 +154,12 @@ export class FileMsgStore extends MsgStoreBase {
     }
     for (const b of this.blocks) {
       const i = sequence - b.from;
-      if (i >= 0 && i < b.msgs.length) return b.msgs[i];
+      if (i >= 0 && i < b.msgs.length) {
+        // A block read ahead is now being delivered: the next one is read meanwhile,
+        // so a subscription catching up never waits for a read it could have started.
+        if (i === 0 && isWhole(b)) this.readAhead(b.to + 1);
+        return b.msgs[i];
+      }
     }
     const slice = this.sliceOf(sequence);
     if (slice === undefined) return undefined;
@@ -389,20 +402,32 @@ export class FileMsgStore extends MsgStoreBase {
     if (!slice.dat.dead) {
       this.blocks.unshift(block);
       if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
-      // A subscription catching up reads on: the next block is read while this one is
-      // delivered (one block ahead, started by reads that were asked for only).
-      if (!ahead && block.msgs.length === to - seq + 1) this.readAhead(to + 1);
+      // A subscription catching up reads on: the next blocks are read while this one
+      // is delivered (READ_AHEAD blocks ahead; a block read ahead reads on when its
+      // first message is looked up, see lookup()).
+      if (!ahead && isWhole(block)) this.readAhead(to + 1);
     }
     return block.msgs[0];
   }
 
+  /** Starts reading the READ_AHEAD blocks from `seq` on that are neither read nor being read. */
   private readAhead(seq: number): void {
-    if (seq > this.last || (this.ringCount > 0 && seq >= this.ringFirst)) return;
-    const slice = this.sliceOf(seq) ?? this.slices.find((s) => s.firstSeq > seq);
-    if (slice === undefined) return;
-    const from = Math.max(seq, slice.firstSeq);
-    for (const b of this.blocks) if (from >= b.from && from < b.from + b.msgs.length) return;
-    this.readFrom(slice, from, true).catch(() => undefined);
+    for (let n = 0; n < READ_AHEAD; n++) {
+      if (seq > this.last || (this.ringCount > 0 && seq >= this.ringFirst)) return;
+      const slice = this.sliceOf(seq) ?? this.slices.find((s) => s.firstSeq > seq);
+      if (slice === undefined) return;
+      const from = Math.max(seq, slice.firstSeq);
+      if (!this.isRead(slice, from)) this.readFrom(slice, from, true).catch(() => undefined);
+      // Where the next block starts is known once the slice's index is.
+      if (slice.index === undefined) return;
+      seq = blockEnd(slice, from, this.ctx.tuning.readBufferSize) + 1;
+    }
+  }
+
+  private isRead(slice: Slice, seq: number): boolean {
+    for (const b of this.blocks) if (seq >= b.from && seq < b.from + b.msgs.length) return true;
+    for (const r of this.reads) if (r.slice === slice && seq >= r.from && seq <= r.to) return true;
+    return false;
   }
 
   // ---- limits ------------------------------------------------------------------

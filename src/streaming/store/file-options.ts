@@ -35,7 +35,11 @@ export interface FileStoreTuning {
    * bytes (survives a process crash), and `autoSync` bounds what a power loss takes.
    */
   readonly sync: boolean;
-  /** Milliseconds between background fsyncs when `sync` is off; 0: never. */
+  /**
+   * Milliseconds between background fsyncs; 0: never. With `sync` off it bounds what a
+   * power loss takes; with it on, it syncs deliveries and acks of channels nobody
+   * publishes to (the rest are synced with each publish batch).
+   */
   readonly autoSync: number;
   /** A new slice is started after this many messages (0: no count limit). */
   readonly sliceMaxMsgs: number;

@@ -11,8 +11,32 @@ import type { StoredMsg } from './types.js';
 export interface ReadBlock {
   readonly slice: Slice;
   readonly from: number;
+  /** The last sequence asked for. */
+  readonly to: number;
   /** Messages from..from+length-1 (shorter than asked if a record was bad). */
   readonly msgs: StoredMsg[];
+}
+
+/** True when every message asked for was read (no bad record cut the block short). */
+export function isWhole(b: ReadBlock): boolean {
+  return b.msgs.length === b.to - b.from + 1;
+}
+
+/**
+ * A message read back from a slice. Its timestamp becomes a Long only when asked for:
+ * delivery needs the bytes alone, and a catch-up reads every message once.
+ */
+class ReadMsg implements StoredMsg {
+  constructor(
+    readonly sequence: number,
+    readonly encoded: Buffer,
+    private readonly tsLow: number,
+    private readonly tsHigh: number,
+  ) {}
+
+  get timestamp(): Long {
+    return Long.fromBits(this.tsLow, this.tsHigh);
+  }
 }
 
 /** The last message of the block that starts at `seq`: as many as fit in `maxBytes`, at least one. */
@@ -46,7 +70,7 @@ export async function readBlock(
   if (end > slice.dat.written) await io.flush();
   const buf = Buffer.allocUnsafe(end - start);
   const msgs: StoredMsg[] = [];
-  const block: ReadBlock = { slice, from: seq, msgs };
+  const block: ReadBlock = { slice, from: seq, to, msgs };
   if (slice.dat.dead) return block;
   try {
     await io.pool.use(slice.dat, async (h) => {
@@ -76,11 +100,7 @@ export async function readBlock(
       );
       break;
     }
-    msgs.push({
-      sequence: s,
-      timestamp: Long.fromBits(slice.tsLowOf(s), slice.tsHighOf(s)),
-      encoded,
-    });
+    msgs.push(new ReadMsg(s, encoded, slice.tsLowOf(s), slice.tsHighOf(s)));
     pos += RECORD_HEADER_SIZE + size;
   }
   return block;

@@ -23,9 +23,13 @@
 // Durability: records are copied into per-file buffers as they are stored and written
 // once per event-loop turn (file-io.ts). flush() resolves once everything stored
 // before it is written: with `sync` (--file_sync, the default) also on disk (O_DSYNC
-// writes; .idx files excepted: recovery rebuilds them), so a PubAck survives a power loss;
-// without it the OS has the bytes (a process crash loses nothing acknowledged) and
-// `autoSync` bounds what a power loss can take.
+// writes of the .dat files, fdatasync of subs.dat and clients.dat; .idx files excepted:
+// recovery rebuilds them), so a PubAck survives a power loss; without it the OS has the
+// bytes (a process crash loses nothing acknowledged) and `autoSync` bounds what a power
+// loss can take. As in the reference, a delivery or an ack is on disk with the next
+// flush (the next publish batch, or auto sync) and written at the end of its turn (a
+// process crash does not lose it); a new or closed subscription and a client syncs
+// the round that writes it.
 //
 // Recovery reads every file from start to end through a bounded window and checks
 // every CRC; the first unreadable record of a file either cuts the file there
@@ -36,6 +40,7 @@ import { join } from 'node:path';
 import { ChannelRegistry, RegistryStore } from './channel-registry.js';
 import { StoreError } from './errors.js';
 import { FileChannel, recoverChannel, type RecoveredChannel } from './file-channel.js';
+import { makeChannelDir } from './file-channel-dir.js';
 import { IoScheduler } from './file-io.js';
 import { CacheBudget } from './file-msgs.js';
 import { TypedLog } from './file-log.js';
@@ -152,7 +157,9 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
       throw err;
     }
     this.ready = true;
-    if (!this.tuning.sync && this.tuning.autoSync > 0) {
+    // With `sync` too, as the reference's subs.dat: deliveries and acks of a channel
+    // nobody publishes to are synced by this timer.
+    if (this.tuning.autoSync > 0) {
       this.autoSyncTimer = setInterval(() => {
         this.io.syncAll().catch(() => undefined);
       }, this.tuning.autoSync);
@@ -275,13 +282,9 @@ export class FileStore extends RegistryStore<FileChannel> implements Store {
   createChannel(name: string): ChannelStore {
     this.checkReady();
     this.channelsByName.checkCreate(name);
-    if (name === '' || name.startsWith('.') || /[/\\\0]/.test(name)) {
-      throw new Error(`file store: channel name "${name}" cannot be a directory name`);
-    }
     const root = this.dir;
-    const dir = join(root, name);
     // Synchronous: the channel's files are written in the next turn, inside it.
-    mkdirSync(dir, { recursive: true });
+    const dir = makeChannelDir(root, name);
     this.io.dirChanged(root);
     const channel = new FileChannel(
       name,
