@@ -1,4 +1,5 @@
-// Records the reference's answers to the API cases as test/jetstream/fixtures/api.json.
+// Records the reference's answers to the API cases as test/jetstream/fixtures/api.json
+// and to the storage cases as test/jetstream/fixtures/storage.json.
 // Not a test: run it by hand after a build, with nats-server 2.9.10 on PATH:
 //
 //   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference.js
@@ -9,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { API_CASES } from './api-cases.js';
+import { STORAGE_CASES } from './storage-cases.js';
 import { runCases } from './api-client.js';
 
 const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
@@ -33,7 +35,9 @@ async function main(): Promise<void> {
     const answers = await runCases(port, API_CASES);
     mkdirSync(fixtures, { recursive: true });
     writeFileSync(join(fixtures, 'api.json'), JSON.stringify(answers, null, 2) + '\n');
-    process.stdout.write(`recorded ${answers.length} answers\n`);
+    const storage = await runCases(port, STORAGE_CASES);
+    writeFileSync(join(fixtures, 'storage.json'), JSON.stringify(storage, null, 2) + '\n');
+    process.stdout.write(`recorded ${answers.length} + ${storage.length} answers\n`);
   } finally {
     ref.kill();
   }

@@ -427,7 +427,15 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.running === undefined) this.running = this.loop();
+      if (this.running !== undefined) return;
+      // Cleared by the promise, not inside loop(): a loop with nothing to do ends before
+      // loop() returns, and clearing there would leave `running` set for ever.
+      const run = this.loop();
+      this.running = run;
+      const clear = (): void => {
+        if (this.running === run) this.running = undefined;
+      };
+      run.then(clear, clear);
     });
   }
 
@@ -440,17 +448,13 @@ export class FileIo {
   }
 
   private async loop(): Promise<void> {
-    try {
-      while (
-        this.hooks.size > 0 ||
-        this.dirty.length > 0 ||
-        this.tasks.length > 0 ||
-        this.pendingWaiters()
-      ) {
-        await this.round();
-      }
-    } finally {
-      this.running = undefined;
+    while (
+      this.hooks.size > 0 ||
+      this.dirty.length > 0 ||
+      this.tasks.length > 0 ||
+      this.pendingWaiters()
+    ) {
+      await this.round();
     }
   }
 
