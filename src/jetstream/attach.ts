@@ -1,21 +1,61 @@
 // Runs JetStream beside a core server: the engine, the accounts that have it, INFO's
 // `jetstream`, the start-up banner, /jsz and /varz figures; closed with the server.
+// With a store_dir, the server first takes the directory's lock: a second server (a
+// process or another embedded server) on the same store_dir does not start.
 
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from '../server/server.js';
+import { DirLock } from '../streaming/store/file-lock.js';
 import { JetStream } from './jetstream.js';
 import { defaultJetStreamOptions, type JetStreamOptions } from './options.js';
 
-export function startJetStream(server: Server, options: Partial<JetStreamOptions> = {}): JetStream {
+export async function startJetStream(
+  server: Server,
+  options: Partial<JetStreamOptions> = {},
+): Promise<JetStream> {
   const o: JetStreamOptions = { ...defaultJetStreamOptions };
   for (const [k, v] of Object.entries(options) as [string, unknown][]) {
     if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
   }
+  const lock = o.storeDir === '' ? null : await lockStoreDir(server, o.storeDir);
   const js = new JetStream(server, o);
   banner(server, js);
   js.enableAccounts();
   server.jetstream = js;
-  server.onShutdown(() => js.stop());
+  server.onShutdown(async () => {
+    await js.stop();
+    await lock?.release();
+  });
   return js;
+}
+
+/**
+ * nats-server 2.9 takes no lock on its store_dir, and two of them on one directory
+ * corrupt each other's streams. wirebus takes the lock its streaming FILE store takes
+ * (an fcntl lock the kernel frees when the holder dies, kill -9 included) on
+ * STORE_DIR/jetstream/.rootdir.lck, and refuses to start when another server holds it.
+ */
+async function lockStoreDir(server: Server, storeDir: string): Promise<DirLock | null> {
+  const dir = join(storeDir, 'jetstream');
+  mkdirSync(dir, { recursive: true });
+  const lock = new DirLock(dir, (owner) => {
+    server.logger.error(`JetStream: the lock on ${dir} was taken over by ${owner}`);
+  });
+  let held: boolean;
+  try {
+    held = await lock.tryLock();
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    server.logger.warn(`JetStream: ${why}: ${dir} is not locked`);
+    return null;
+  }
+  if (!held) {
+    throw new Error(
+      `JetStream store directory ${JSON.stringify(storeDir)} is in use by another server (${lock.describeOwner()})`,
+    );
+  }
+  return lock;
 }
 
 function size(n: number): string {
