@@ -23,6 +23,19 @@ export async function startJetStream(
   banner(server, js);
   js.enableAccounts();
   server.jetstream = js;
+  // Accounts added, changed or removed by a config reload (SIGHUP, reloadSecurity):
+  // looked at once every layer's work ran (the security layer's hook may come later
+  // in the list when an embedded server had no security at start).
+  server.reloadHooks.push({
+    name: 'jetstream',
+    prepare: () => () => {
+      Promise.resolve()
+        .then(() => js.reloadAccounts())
+        .catch((err: unknown) => {
+          server.logger.error(`JetStream: accounts after reload: ${String(err)}`);
+        });
+    },
+  });
   server.onShutdown(async () => {
     await js.stop();
     await lock?.release();
