@@ -8,12 +8,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { API_CASES } from './api-cases.js';
 import { STORAGE_CASES } from './storage-cases.js';
-import { runCases } from './api-client.js';
-
-const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
+import { FIXTURES as fixtures, runCases } from './api-client.js';
 
 async function freePort(): Promise<number> {
   const srv = createServer();

@@ -4,26 +4,13 @@
 // answer as the right one did; its byte count is the only figure that differs by store.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { cleanupDirs, tempDir } from '../streaming/file-fixtures.js';
 import { withServer } from '../helpers/server.js';
-import { runCases, type Answer } from './api-client.js';
+import { readFixture, runCases, type Answer } from './api-client.js';
 import { STORAGE_CASES, names, type StoreKind } from './storage-cases.js';
 
 after(cleanupDirs);
-
-const fixture = resolve(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'test',
-  'jetstream',
-  'fixtures',
-  'storage.json',
-);
 
 /** One store's recorded answer, as the other store's stream would have given it. */
 function asStore(a: Answer, from: StoreKind, to: StoreKind): Answer {
@@ -47,7 +34,7 @@ function withoutBytes(a: Answer): Answer {
 }
 
 test("memory and file streams give the reference's storage answers", async () => {
-  const recorded = JSON.parse(readFileSync(fixture, 'utf8')) as Answer[];
+  const recorded = readFixture('storage.json') as Answer[];
   assert.equal(recorded.length, STORAGE_CASES.length);
   const half = STORAGE_CASES.length / 2;
   const dir = await tempDir();

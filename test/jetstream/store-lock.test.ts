@@ -4,31 +4,22 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../src/index.js';
 import { freePort, startWirebus } from '../helpers/process.js';
+import { cleanupDirs, tempDir as storeDir } from '../streaming/file-fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const dirs: string[] = [];
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function storeDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'wirebus-js-lock-'));
-  dirs.push(d);
-  return d;
-}
+after(cleanupDirs);
 
 const IN_USE = /JetStream store directory ".*" is in use by another server \(pid \d+\)/;
 
 describe('JetStream store_dir lock', () => {
   it('a second embedded server on the same store_dir fails to start; the first keeps it', async () => {
-    const dir = storeDir();
+    const dir = await storeDir();
     const first = await startServer({ host: '127.0.0.1', port: 0, jetstream: { storeDir: dir } });
     try {
       assert.ok(existsSync(join(dir, 'jetstream', '.rootdir.lck')));
@@ -40,7 +31,7 @@ describe('JetStream store_dir lock', () => {
       const other = await startServer({
         host: '127.0.0.1',
         port: 0,
-        jetstream: { storeDir: storeDir() },
+        jetstream: { storeDir: await storeDir() },
       });
       await other.close();
     } finally {
@@ -52,7 +43,7 @@ describe('JetStream store_dir lock', () => {
   });
 
   it('bin/wirebus on a store_dir in use exits with the error; free again after kill -9', async () => {
-    const dir = storeDir();
+    const dir = await storeDir();
     const holder = await startWirebus(await freePort(), ['-js', '-sd', dir]);
     const second = spawnSync(
       process.execPath,
