@@ -427,15 +427,9 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.running !== undefined) return;
-      // Cleared by the promise, not inside loop(): a loop with nothing to do ends before
-      // loop() returns, and clearing there would leave `running` set for ever.
-      const run = this.loop();
-      this.running = run;
-      const clear = (): void => {
-        if (this.running === run) this.running = undefined;
-      };
-      run.then(clear, clear);
+      // With nothing to do, loop() would settle (and clear `running`) before the assignment,
+      // leaving a settled promise there for ever: no round would start again.
+      if (this.running === undefined && this.hasWork()) this.running = this.loop();
     });
   }
 
@@ -448,14 +442,17 @@ export class FileIo {
   }
 
   private async loop(): Promise<void> {
-    while (
-      this.hooks.size > 0 ||
-      this.dirty.length > 0 ||
-      this.tasks.length > 0 ||
-      this.pendingWaiters()
-    ) {
-      await this.round();
+    try {
+      while (this.hasWork()) await this.round();
+    } finally {
+      this.running = undefined;
     }
+  }
+
+  private hasWork(): boolean {
+    return (
+      this.hooks.size > 0 || this.dirty.length > 0 || this.tasks.length > 0 || this.pendingWaiters()
+    );
   }
 
   private pendingWaiters(): boolean {
