@@ -49,6 +49,8 @@ export async function startJetStream(
  * (an fcntl lock the kernel frees when the holder dies, kill -9 included) on
  * STORE_DIR/jetstream/.rootdir.lck, and refuses to start when another server holds it.
  */
+const LOCK_WAIT_MS = 2000;
+
 async function lockStoreDir(server: Server, storeDir: string): Promise<DirLock | null> {
   const dir = join(storeDir, 'jetstream');
   mkdirSync(dir, { recursive: true });
@@ -57,13 +59,20 @@ async function lockStoreDir(server: Server, storeDir: string): Promise<DirLock |
   });
   let held: boolean;
   try {
-    held = await lock.tryLock();
+    // A holder that was just killed lets go once its lock helper sees it gone: a
+    // restart right after a kill -9 waits a moment for that instead of failing.
+    held = await lock.tryLock(true);
+    for (let waited = 0; !held && waited < LOCK_WAIT_MS; waited += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+      held = await lock.tryLock(true);
+    }
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     server.logger.warn(`JetStream: ${why}: ${dir} is not locked`);
     return null;
   }
   if (!held) {
+    await lock.release();
     throw new Error(
       `JetStream store directory ${JSON.stringify(storeDir)} is in use by another server (${lock.describeOwner()})`,
     );
