@@ -5,14 +5,11 @@
 // streams again.
 
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { connect, StorageType, type NatsConnection } from 'nats';
 import { reloadSecurity, startServer, type RunningServer } from '../../src/index.js';
 import type { SecurityOptions } from '../../src/auth/options.js';
 import { cleanupDirs, tempDir } from '../streaming/file-fixtures.js';
-import { freePort, startWirebus } from '../helpers/process.js';
 
 after(cleanupDirs);
 
@@ -95,59 +92,5 @@ test('accounts added or changed by a reload get JetStream as configured', async 
   } finally {
     for (const nc of conns) await nc.close();
     await s.close();
-  }
-});
-
-test('bin/wirebus: an account added to the config file has JetStream after SIGHUP', async () => {
-  const dir = await tempDir();
-  const conf = join(dir, 'wirebus.conf');
-  const port = await freePort();
-  const account = (name: string): string =>
-    `${name}: { users: [{user: ${name}, password: ${name}}], jetstream: enabled }`;
-  writeFileSync(conf, `accounts: {\n  ${account('a')}\n}\n`);
-  const w = await startWirebus(port, [
-    '-c',
-    conf,
-    '-js',
-    '-sd',
-    join(dir, 'store'),
-    '--ports_file_dir',
-    dir,
-  ]);
-  try {
-    writeFileSync(conf, `accounts: {\n  ${account('a')}\n  ${account('b')}\n}\n`);
-    // The signals are trapped in the same turn as the ports file is written, after
-    // "Server is ready": a SIGHUP before that would end the process.
-    const portsFile = join(dir, `wirebus_${w.child.pid!}.ports`);
-    const end = Date.now() + 15_000;
-    while (!existsSync(portsFile)) {
-      if (Date.now() > end) throw new Error(`no ports file:\n${w.log()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    // Once trapped, a SIGHUP more is harmless (the same file again): signal until the
-    // reload is logged, however slow a loaded machine is.
-    for (let i = 0; !w.log().includes('Reloaded server configuration'); i++) {
-      if (Date.now() > end) throw new Error(`no reload:\n${w.log()}`);
-      if (i % 25 === 0) w.child.kill('SIGHUP');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    let b: NatsConnection | undefined;
-    while (b === undefined) {
-      b = await connect({ port, user: 'b', pass: 'b', reconnect: false }).catch(() => undefined);
-      if (b === undefined) {
-        if (Date.now() > end) throw new Error(`user b never admitted:\n${w.log()}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }
-    try {
-      await untilEnabled(b);
-      const jsm = await b.jetstreamManager();
-      await jsm.streams.add({ name: 'B', subjects: ['b.>'], storage: StorageType.File });
-      assert.equal((await b.jetstream().publish('b.1', 'x')).seq, 1);
-    } finally {
-      await b.close();
-    }
-  } finally {
-    await w.stop();
   }
 });
