@@ -133,9 +133,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     // Loaded only when asked for, as the streaming layer: JetStream off costs nothing.
     const { startJetStream } = await import('./jetstream/attach.js');
     const jsOptions = jetstreamOptions === true ? {} : jetstreamOptions;
-    server.onStart(() => {
-      jetstream = startJetStream(server, jsOptions);
-      return Promise.resolve();
+    server.onStart(async () => {
+      jetstream = await startJetStream(server, jsOptions);
     });
   }
   let websocket: WebsocketListener | null = null;

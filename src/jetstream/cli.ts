@@ -125,8 +125,7 @@ export async function attachJetStreamForCli(
   if (!settings.enabled) return;
   for (const w of settings.warnings) server.logger.warn(w);
   const { startJetStream } = await import('./attach.js');
-  server.onStart(() => {
-    startJetStream(server, settings.options);
-    return Promise.resolve();
+  server.onStart(async () => {
+    await startJetStream(server, settings.options);
   });
 }

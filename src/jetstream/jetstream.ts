@@ -29,6 +29,19 @@ function diskAvailable(storeDir: string): number {
   }
 }
 
+/** An account's JetStream limits from its configuration; null: JetStream off there. */
+function limitsOf(account: Account, configured: boolean): JsAccountLimits | null {
+  const setting = account.jetstream;
+  if (!configured || setting === true) return UNLIMITED_ACCOUNT;
+  if (setting === undefined || setting === false) return null;
+  return {
+    maxMemory: setting.maxMemory ?? -1,
+    maxStore: setting.maxStore ?? -1,
+    maxStreams: setting.maxStreams ?? -1,
+    maxConsumers: setting.maxConsumers ?? -1,
+  };
+}
+
 export class JetStream {
   readonly accounts = new Map<string, JsAccount>();
   /** Accounts without JetStream, which only answer that they have none. */
@@ -81,22 +94,46 @@ export class JetStream {
     const accounts = [...this.server.accounts.values()];
     const configured = accounts.length > 1;
     for (const account of accounts) {
-      const setting = account.jetstream;
-      if (!configured || setting === true) {
-        this.enableAccount(account);
-      } else if (setting !== undefined && setting !== false) {
-        this.enableAccount(account, {
-          maxMemory: setting.maxMemory ?? -1,
-          maxStore: setting.maxStore ?? -1,
-          maxStreams: setting.maxStreams ?? -1,
-          maxConsumers: setting.maxConsumers ?? -1,
-        });
+      const limits = limitsOf(account, configured);
+      if (limits !== null) {
+        this.enableAccount(account, limits);
       } else if (!this.disabled.has(account.name)) {
         const jsa = new JsAccount(this, account, { ...UNLIMITED_ACCOUNT }, false);
         this.disabled.set(account.name, jsa);
         jsa.start();
       }
     }
+  }
+
+  /**
+   * After a config reload changed the accounts (the reference's reloadAuthorization,
+   * then enableJetStreamAccounts): an account that appeared gets JetStream as its
+   * configuration says, one whose JetStream was turned off stops its streams (their
+   * data stays) and answers "not enabled for account", one turned on starts (its
+   * streams recovered from store_dir), one whose limits changed takes the new ones, and
+   * one that is gone stops.
+   */
+  async reloadAccounts(): Promise<void> {
+    const accounts = this.server.accounts;
+    const configured = accounts.size > 1;
+    const leaving: JsAccount[] = [];
+    for (const [name, jsa] of this.accounts) {
+      const account = accounts.get(name);
+      const limits = account === jsa.account ? limitsOf(account, configured) : null;
+      if (limits === null) {
+        this.accounts.delete(name);
+        leaving.push(jsa);
+      } else jsa.limits = { ...limits };
+    }
+    for (const [name, jsa] of this.disabled) {
+      const account = accounts.get(name);
+      if (account !== jsa.account || limitsOf(account, configured) !== null) {
+        this.disabled.delete(name);
+        leaving.push(jsa);
+      }
+    }
+    for (const jsa of leaving) await jsa.stop();
+    this.enableAccounts();
   }
 
   accountDir(name: string): string {

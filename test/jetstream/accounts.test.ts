@@ -4,28 +4,16 @@
 // nats-server 2.9.10 with the same accounts (fixtures/accounts.json).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { connect } from 'nats';
 import { withServer } from '../helpers/server.js';
+import { readFixture } from './api-client.js';
 
 interface Recorded {
   user: string;
   subject: string;
   answer: unknown;
 }
-
-const fixture = resolve(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'test',
-  'jetstream',
-  'fixtures',
-  'accounts.json',
-);
 
 const BODIES: Record<string, string> = {
   '$JS.API.STREAM.CREATE.S1': '{"name":"S1","storage":"memory"}',
@@ -42,7 +30,7 @@ function normalise(v: unknown, key = ''): unknown {
 }
 
 test('accounts with and without JetStream answer as the reference', async () => {
-  const recorded = JSON.parse(readFileSync(fixture, 'utf8')) as Recorded[];
+  const recorded = readFixture('accounts.json') as Recorded[];
   await withServer(
     {
       jetstream: true,

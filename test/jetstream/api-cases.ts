@@ -16,6 +16,17 @@ const S = '$JS.API.STREAM.';
 const C = '$JS.API.CONSUMER.';
 const mem = { storage: 'memory' };
 
+/** A publish with one header (the expectations and rollups a stream checks). */
+function published(
+  name: string,
+  subject: string,
+  body: string,
+  header: string,
+  value: string,
+): ApiCase {
+  return { name, subject, body, headers: { [header]: value } };
+}
+
 export const API_CASES: ApiCase[] = [
   { name: 'account info, empty', subject: '$JS.API.INFO', body: null },
   { name: 'create: name mismatch', subject: S + 'CREATE.S1', body: { subjects: ['a.>'] } },
@@ -81,42 +92,24 @@ export const API_CASES: ApiCase[] = [
   { name: 'publish', subject: 'a.b', body: 'one' },
   { name: 'publish with id', subject: 'a.b', body: 'two', headers: { 'Nats-Msg-Id': 'x' } },
   { name: 'publish duplicate', subject: 'a.b', body: 'two', headers: { 'Nats-Msg-Id': 'x' } },
-  {
-    name: 'expected stream wrong',
-    subject: 'a.c',
-    body: 'x',
-    headers: { 'Nats-Expected-Stream': 'zz' },
-  },
-  {
-    name: 'expected last seq wrong',
-    subject: 'a.c',
-    body: 'x',
-    headers: { 'Nats-Expected-Last-Sequence': '1' },
-  },
-  {
-    name: 'expected last seq right',
-    subject: 'a.c',
-    body: 'x',
-    headers: { 'Nats-Expected-Last-Sequence': '2' },
-  },
-  {
-    name: 'expected last subject seq wrong',
-    subject: 'a.c',
-    body: 'y',
-    headers: { 'Nats-Expected-Last-Subject-Sequence': '1' },
-  },
-  {
-    name: 'expected last subject seq right',
-    subject: 'a.c',
-    body: 'y',
-    headers: { 'Nats-Expected-Last-Subject-Sequence': '3' },
-  },
-  {
-    name: 'expected last msg id wrong',
-    subject: 'a.d',
-    body: 'z',
-    headers: { 'Nats-Expected-Last-Msg-Id': 'q' },
-  },
+  published('expected stream wrong', 'a.c', 'x', 'Nats-Expected-Stream', 'zz'),
+  published('expected last seq wrong', 'a.c', 'x', 'Nats-Expected-Last-Sequence', '1'),
+  published('expected last seq right', 'a.c', 'x', 'Nats-Expected-Last-Sequence', '2'),
+  published(
+    'expected last subject seq wrong',
+    'a.c',
+    'y',
+    'Nats-Expected-Last-Subject-Sequence',
+    '1',
+  ),
+  published(
+    'expected last subject seq right',
+    'a.c',
+    'y',
+    'Nats-Expected-Last-Subject-Sequence',
+    '3',
+  ),
+  published('expected last msg id wrong', 'a.d', 'z', 'Nats-Expected-Last-Msg-Id', 'q'),
   { name: 'rollup not permitted', subject: 'a.d', body: 'z', headers: { 'Nats-Rollup': 'sub' } },
   { name: 'stream info', subject: S + 'INFO.S1', body: null },
   { name: 'stream info subjects', subject: S + 'INFO.S1', body: { subjects_filter: '>' } },

@@ -2,6 +2,8 @@
 // body (JSON parsed), with the values that legitimately differ between two servers
 // (times, generated names, ids) replaced by placeholders.
 
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { connect, createInbox, headers, type Msg, type NatsConnection } from 'nats';
 import type { ApiCase } from './api-cases.js';
 
@@ -11,6 +13,22 @@ export interface Answer {
   headers?: Record<string, string>;
   reply?: string;
   body: unknown;
+}
+
+/** test/jetstream/fixtures in the sources (these files run from dist/test/jetstream). */
+export const FIXTURES = resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'test',
+  'jetstream',
+  'fixtures',
+);
+
+/** A recorded fixture of test/jetstream/fixtures, parsed. */
+export function readFixture(name: string): unknown {
+  return JSON.parse(readFileSync(resolve(FIXTURES, name), 'utf8'));
 }
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

@@ -4,26 +4,13 @@
 // nats-server 2.9.10 -js by capture-reference.ts).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { withServer } from '../helpers/server.js';
 import { API_CASES } from './api-cases.js';
-import { runCases, type Answer } from './api-client.js';
-
-const fixture = resolve(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'test',
-  'jetstream',
-  'fixtures',
-  'api.json',
-);
+import { readFixture, runCases, type Answer } from './api-client.js';
 
 test("the $JS.API answers are the reference's, request by request", async () => {
-  const expected = JSON.parse(readFileSync(fixture, 'utf8')) as Answer[];
+  const expected = readFixture('api.json') as Answer[];
   await withServer({ jetstream: true }, async (s) => {
     const answers = await runCases(s.port, API_CASES);
     assert.equal(answers.length, expected.length);

@@ -8,11 +8,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { connect, headers } from 'nats';
+import { FIXTURES as fixtures } from './api-client.js';
 import { request, snapshot } from './snapshot-scenario.js';
-
-const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
 
 async function main(): Promise<void> {
   const port = 20000 + Math.floor(Math.random() * 20000);

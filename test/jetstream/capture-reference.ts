@@ -1,5 +1,6 @@
 // Records the reference's answers to the API cases as test/jetstream/fixtures/api.json,
-// and to the snapshot and restore scenario as fixtures/snapshot.json.
+// to the storage cases as fixtures/storage.json and to the snapshot and restore
+// scenario as fixtures/snapshot.json.
 // Not a test: run it by hand after a build, with nats-server 2.9.10 on PATH:
 //
 //   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference.js
@@ -8,12 +9,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { API_CASES } from './api-cases.js';
-import { runCases } from './api-client.js';
+import { FIXTURES as fixtures, runCases } from './api-client.js';
 import { runSnapshotScenario } from './snapshot-scenario.js';
-
-const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
+import { STORAGE_CASES } from './storage-cases.js';
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -35,9 +35,13 @@ async function main(): Promise<void> {
     const answers = await runCases(port, API_CASES);
     mkdirSync(fixtures, { recursive: true });
     writeFileSync(join(fixtures, 'api.json'), JSON.stringify(answers, null, 2) + '\n');
+    const storage = await runCases(port, STORAGE_CASES);
+    writeFileSync(join(fixtures, 'storage.json'), JSON.stringify(storage, null, 2) + '\n');
     const snapshot = await runSnapshotScenario(port);
     writeFileSync(join(fixtures, 'snapshot.json'), JSON.stringify(snapshot, null, 2) + '\n');
-    process.stdout.write(`recorded ${answers.length} + ${snapshot.length} answers\n`);
+    process.stdout.write(
+      `recorded ${answers.length} + ${storage.length} + ${snapshot.length} answers\n`,
+    );
   } finally {
     ref.kill();
   }

@@ -4,21 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AckPolicy, connect, StringCodec, type NatsConnection } from 'nats';
+import { AckPolicy, connect, StringCodec } from 'nats';
 import { withServer } from '../helpers/server.js';
+import { withClient } from './client.js';
 
 const sc = StringCodec();
-
-async function withClient(body: (nc: NatsConnection) => Promise<void>): Promise<void> {
-  await withServer({ jetstream: true }, async (s) => {
-    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
-    try {
-      await body(nc);
-    } finally {
-      await nc.close();
-    }
-  });
-}
 
 test('INFO says jetstream: true only when it is on', async () => {
   await withServer({ jetstream: true }, async (s) => {

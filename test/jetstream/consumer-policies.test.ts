@@ -4,48 +4,24 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  AckPolicy,
-  connect,
-  createInbox,
-  RetentionPolicy,
-  type ConsumerConfig,
-  type Msg,
-  type NatsConnection,
-} from 'nats';
-import { withServer } from '../helpers/server.js';
+import { AckPolicy, createInbox, RetentionPolicy, type Msg, type NatsConnection } from 'nats';
+import { consumerConfig as config, take, withClient } from './client.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-function config(fields: Record<string, unknown>): Partial<ConsumerConfig> {
-  return fields;
-}
-
-async function withClient(body: (nc: NatsConnection) => Promise<void>): Promise<void> {
-  await withServer({ jetstream: true }, async (s) => {
-    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
-    try {
-      await body(nc);
-    } finally {
-      await nc.close();
-    }
-  });
-}
-
-async function pushed(
+/** The first `n` messages of a new push consumer with `fields`. */
+function pushed(
   nc: NatsConnection,
   stream: string,
   n: number,
   fields: Record<string, unknown>,
 ): Promise<Msg[]> {
   const deliver = createInbox();
-  const sub = nc.subscribe(deliver, { max: n });
-  const jsm = await nc.jetstreamManager();
-  await jsm.consumers.add(stream, config({ deliver_subject: deliver, ...fields }));
-  const out: Msg[] = [];
-  for await (const m of sub) out.push(m);
-  return out;
+  return take(nc, deliver, n, async () => {
+    const jsm = await nc.jetstreamManager();
+    await jsm.consumers.add(stream, config({ deliver_subject: deliver, ...fields }));
+  });
 }
 
 test('sample_freq 100%: an ack metric for each ack', async () => {

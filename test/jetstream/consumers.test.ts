@@ -4,50 +4,12 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  AckPolicy,
-  connect,
-  createInbox,
-  DeliverPolicy,
-  RetentionPolicy,
-  type ConsumerConfig,
-  type Msg,
-  type NatsConnection,
-} from 'nats';
-import { withServer } from '../helpers/server.js';
+import { AckPolicy, createInbox, DeliverPolicy, RetentionPolicy, type Msg } from 'nats';
+import { consumerConfig as config, take, withClient } from './client.js';
 
 const enc = new TextEncoder();
 
-/** A consumer config with fields the v2 client's types mark deprecated (still the wire's). */
-function config(fields: Record<string, unknown>): Partial<ConsumerConfig> {
-  return fields;
-}
 const dec = new TextDecoder();
-
-async function withClient(body: (nc: NatsConnection) => Promise<void>): Promise<void> {
-  await withServer({ jetstream: true }, async (s) => {
-    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
-    try {
-      await body(nc);
-    } finally {
-      await nc.close();
-    }
-  });
-}
-
-/** The next `n` messages of a subscription. */
-async function take(
-  nc: NatsConnection,
-  subject: string,
-  n: number,
-  start: () => Promise<void>,
-): Promise<Msg[]> {
-  const sub = nc.subscribe(subject, { max: n });
-  await start();
-  const out: Msg[] = [];
-  for await (const m of sub) out.push(m);
-  return out;
-}
 
 test('push consumer: messages under their subjects, then an idle heartbeat', async () => {
   await withClient(async (nc) => {

@@ -7,17 +7,15 @@
 // taken by nats-server restores into wirebus.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect, headers, type NatsConnection } from 'nats';
 import { startServer } from '../../src/index.js';
 import { withServer } from '../helpers/server.js';
-import type { Answer } from './api-client.js';
+import { readFixture, type Answer } from './api-client.js';
 import { request, runSnapshotScenario, snapshot, upload } from './snapshot-scenario.js';
-
-const fixtures = resolve(import.meta.dirname, '..', '..', '..', 'test', 'jetstream', 'fixtures');
 
 const dirs: string[] = [];
 after(() => {
@@ -109,7 +107,7 @@ function strip(info: Record<string, unknown>): unknown {
 
 describe('JetStream stream snapshots and restores', () => {
   it('speak the reference protocol, step by step, for a file stream with a consumer', async () => {
-    const expected = JSON.parse(readFileSync(join(fixtures, 'snapshot.json'), 'utf8')) as Answer[];
+    const expected = readFixture('snapshot.json') as Answer[];
     await withServer({ jetstream: { storeDir: storeDir() } }, async (s) => {
       const answers = await runSnapshotScenario(s.port);
       assert.equal(answers.length, expected.length);
@@ -257,7 +255,7 @@ describe('JetStream stream snapshots and restores', () => {
     // fixtures/reference-snapshot.json: nats-server 2.9.10's snapshot of a file stream
     // (purged below 4, 10 erased, 11 deleted, headers) with a consumer mid-way, and
     // what that server answered about them (capture-reference-snapshot.ts).
-    const ref = JSON.parse(readFileSync(join(fixtures, 'reference-snapshot.json'), 'utf8')) as {
+    const ref = readFixture('reference-snapshot.json') as {
       config: Record<string, unknown>;
       state: Record<string, unknown>;
       snapshot: string;

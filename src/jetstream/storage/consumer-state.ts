@@ -40,7 +40,8 @@ export class ConsumerBook {
     } else s.pending.set(sseq, { sequence: dseq, ts });
     if (dseq > s.delivered.consumer) s.delivered.consumer = dseq;
     if (sseq > s.delivered.stream) s.delivered.stream = sseq;
-    if (dc > 1) s.redelivered.set(sseq, dc);
+    // As the reference: how many times it was sent again (its delivery count less one).
+    if (dc > 1) s.redelivered.set(sseq, dc - 1);
     return true;
   }
 

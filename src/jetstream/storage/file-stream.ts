@@ -7,6 +7,7 @@ import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   StoreError,
+  lowersPerSubject,
   type ConsumerStore,
   type ConsumerStoreConfig,
   type StorageUpdateHandler,
@@ -556,9 +557,10 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
   }
 
   updateConfig(cfg: StreamStoreConfig): void {
+    const lower = lowersPerSubject(this.cfg, cfg);
     this.cfg = cfg;
     this.blockSize = blockSizeFor(cfg, this.options.blockSize);
-    this.enforceSubjectLimit();
+    if (lower) this.enforceSubjectLimit();
     this.enforceLimits();
     if (this.ageTimer !== undefined) clearTimeout(this.ageTimer);
     this.ageTimer = undefined;

@@ -9,6 +9,7 @@ import {
   StoreError,
   type ConsumerState,
   type ConsumerStore,
+  type ConsumerStoreConfig,
   type RecoveredStream,
   type SimpleState,
   type StorageUpdateHandler,
@@ -17,7 +18,11 @@ import {
   type StreamStore,
   type StreamStoreConfig,
   type StreamStoreProvider,
+  lowersPerSubject,
 } from './types.js';
+import { ConsumerBook } from './consumer-state.js';
+
+const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
 interface SubjectState {
   msgs: number;
@@ -86,7 +91,7 @@ export class MemoryStreamStore implements StreamStore {
     ss.last = seq;
     this.updates?.(1, size, seq, subject);
     if (cfg.maxMsgsPerSubject > 0) {
-      while (ss.msgs > cfg.maxMsgsPerSubject) this.removeMsg(this.firstOfSubject(subject, ss));
+      while (ss.msgs > cfg.maxMsgsPerSubject) this.removeMsg(ss.first);
     }
     if (cfg.maxMsgs > 0) while (this.msgs.size > cfg.maxMsgs) this.removeMsg(this.firstSeq);
     if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes) this.removeMsg(this.firstSeq);
@@ -164,7 +169,12 @@ export class MemoryStreamStore implements StreamStore {
     if (ss !== undefined) {
       ss.msgs--;
       if (ss.msgs === 0) this.subjects.delete(m.subject);
-      else if (seq === ss.first) ss.first = this.firstOfSubject(m.subject, ss, seq + 1);
+      else if (ss.msgs === 1) {
+        // One left: it is both ends, no search (the common case of a KV with history 1).
+        if (seq === ss.first) ss.first = ss.last;
+        else if (seq === ss.last) ss.last = ss.first;
+      } else if (seq === ss.first) ss.first = this.firstOfSubject(m.subject, ss, seq + 1);
+      else if (seq === ss.last) ss.last = this.lastOfSubject(m.subject, ss, seq - 1);
     }
     if (this.msgs.size === 0) {
       this.firstSeq = this.lastSeq + 1;
@@ -198,22 +208,13 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   purgeEx(subject: string, seq: number, keep: number): number {
+    if (seq > 1 && keep > 0) throw new Error('sequence > 1 && keep > 0 not allowed');
     if (subject === '' || subject === '>') {
-      if (keep === 0 && seq === 0) return this.purge();
+      if (keep === 0 && seq <= 1) return this.purge();
       if (seq > 1) return this.compact(seq);
-      if (keep > 0) {
-        if (keep >= this.msgs.size) return 0;
-        let n = 0;
-        let over = this.msgs.size - keep;
-        for (let s = this.firstSeq; s <= this.lastSeq && over > 0; s++) {
-          if (this.removeMsg(s)) {
-            n++;
-            over--;
-          }
-        }
-        return n;
-      }
-      return 0;
+      // As the reference: everything below the last `keep` sequences goes.
+      if (keep >= this.msgs.size) return 0;
+      return this.compact(this.lastSeq - keep + 1);
     }
     const wildcard = isWildcard(subject);
     const state = this.filteredState(0, subject);
@@ -234,6 +235,7 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   compact(seq: number): number {
+    if (seq === 0) return this.purge();
     if (seq <= this.firstSeq) return 0;
     if (seq > this.lastSeq + 1) {
       const n = this.purge();
@@ -248,6 +250,8 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   truncate(seq: number): void {
+    if (seq >= this.lastSeq) return;
+    if (seq !== 0 && !this.msgs.has(seq)) throw new Error('invalid sequence');
     for (let s = this.lastSeq; s > seq; s--) this.removeMsg(s);
     this.lastSeq = seq;
     const last = this.msgs.get(seq);
@@ -320,13 +324,14 @@ export class MemoryStreamStore implements StreamStore {
       firstSeq: this.firstSeq === 0 ? 0 : this.firstSeq,
       firstTs: first?.ts ?? 0,
       lastSeq: this.lastSeq,
-      lastTs: last?.ts ?? (n === 0 ? 0 : this.lastTs),
+      // Kept through purges and removals, as the reference's stores keep it.
+      lastTs: last?.ts ?? this.lastTs,
       numSubjects: this.subjects.size,
       numDeleted: span - n,
       consumers: this.consumers.size,
     };
     if (n === 0 && this.lastSeq > 0) st.firstSeq = this.lastSeq + 1;
-    if (withDeleted && span > n) {
+    if (withDeleted) {
       const deleted: number[] = [];
       for (let s = this.firstSeq; s <= this.lastSeq; s++) if (!this.msgs.has(s)) deleted.push(s);
       st.deleted = deleted;
@@ -339,9 +344,14 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   updateConfig(cfg: StreamStoreConfig): void {
-    // As the reference's memory store, a lower max_msgs_per_subject applies from the next
-    // message of each subject on; the other limits apply at once.
+    const lower = lowersPerSubject(this.cfg, cfg);
     this.cfg = cfg;
+    const max = cfg.maxMsgsPerSubject;
+    if (lower) {
+      for (const ss of [...this.subjects.values()]) {
+        while (ss.msgs > max) this.removeMsg(ss.first);
+      }
+    }
     if (cfg.maxMsgs > 0) while (this.msgs.size > cfg.maxMsgs) this.removeMsg(this.firstSeq);
     if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes) this.removeMsg(this.firstSeq);
     if (this.ageTimer !== null) clearTimeout(this.ageTimer);
@@ -349,10 +359,10 @@ export class MemoryStreamStore implements StreamStore {
     if (cfg.maxAgeNs > 0) this.expireOld();
   }
 
-  consumerStore(name: string): ConsumerStore {
+  consumerStore(name: string, cfg: ConsumerStoreConfig = EXPLICIT): ConsumerStore {
     let cs = this.consumers.get(name);
     if (cs === undefined) {
-      cs = new MemoryConsumerStore(() => this.consumers.delete(name));
+      cs = new MemoryConsumerStore(cfg, () => this.consumers.delete(name));
       this.consumers.set(name, cs);
     }
     return cs;
@@ -382,6 +392,15 @@ export class MemoryStreamStore implements StreamStore {
     return ss.last;
   }
 
+  /** The last sequence of `subject` at or before `from`. */
+  private lastOfSubject(subject: string, ss: SubjectState, from: number): number {
+    for (let s = from; s >= ss.first; s--) {
+      const m = this.msgs.get(s);
+      if (m !== undefined && m.subject === subject) return s;
+    }
+    return ss.first;
+  }
+
   private armAge(): void {
     const first = this.msgs.get(this.firstSeq);
     if (first === undefined || this.cfg.maxAgeNs <= 0) return;
@@ -407,55 +426,35 @@ export function isWildcard(subject: string): boolean {
   return subject.includes('*') || subject.includes('>');
 }
 
+/** A consumer's position kept in memory only, by the rules every store shares. */
 export class MemoryConsumerStore implements ConsumerStore {
-  private st: ConsumerState = {
-    delivered: { consumer: 0, stream: 0 },
-    ackFloor: { consumer: 0, stream: 0 },
-    pending: new Map(),
-    redelivered: new Map(),
-  };
+  private readonly book: ConsumerBook;
 
-  constructor(private readonly onDelete: () => void) {}
+  constructor(
+    cfg: ConsumerStoreConfig,
+    private readonly onDelete: () => void,
+  ) {
+    this.book = new ConsumerBook(cfg);
+  }
 
   setStarting(streamSeq: number): void {
-    this.st.delivered.stream = streamSeq;
-    this.st.ackFloor.stream = streamSeq;
+    this.book.setStarting(streamSeq);
   }
 
   updateDelivered(dseq: number, sseq: number, deliveryCount: number, ts: number): void {
-    const st = this.st;
-    if (deliveryCount === 1) {
-      st.delivered.consumer = dseq;
-      st.delivered.stream = sseq;
-      st.pending.set(sseq, { sequence: dseq, ts });
-    } else {
-      const p = st.pending.get(sseq);
-      if (p !== undefined) p.ts = ts;
-      st.redelivered.set(sseq, deliveryCount - 1);
-    }
+    this.book.updateDelivered(dseq, sseq, deliveryCount, ts);
   }
 
   updateAcks(dseq: number, sseq: number): void {
-    const st = this.st;
-    st.pending.delete(sseq);
-    st.redelivered.delete(sseq);
-    if (dseq === st.ackFloor.consumer + 1) {
-      st.ackFloor.consumer = dseq;
-      st.ackFloor.stream = sseq;
-    }
+    this.book.updateAcks(dseq, sseq);
   }
 
   update(state: ConsumerState): void {
-    this.st = {
-      delivered: { ...state.delivered },
-      ackFloor: { ...state.ackFloor },
-      pending: new Map([...state.pending].map(([k, v]) => [k, { ...v }])),
-      redelivered: new Map(state.redelivered),
-    };
+    this.book.update(state);
   }
 
   state(): ConsumerState {
-    return this.st;
+    return this.book.copy();
   }
 
   stop(): Promise<void> {

@@ -27,6 +27,15 @@ export interface StreamStoreConfig {
 }
 
 /**
+ * Whether an update applies a lower max_msgs_per_subject at once. As both of the
+ * reference's stores: only when it lowers a limit there was; a limit set where there
+ * was none applies to each subject at its next message.
+ */
+export function lowersPerSubject(old: StreamStoreConfig, next: StreamStoreConfig): boolean {
+  return next.maxMsgsPerSubject > 0 && next.maxMsgsPerSubject < old.maxMsgsPerSubject;
+}
+
+/**
  * A stored message. Loads fill a caller-supplied object when one is given, so that a
  * consumer's delivery loop allocates nothing per message. `ts` is nanoseconds since the Unix
  * epoch held in a double (exact to 256 ns): enough for ordering-free timestamps, and no bigint
@@ -169,8 +178,8 @@ export interface ConsumerState {
   /** Keyed by stream sequence; only with explicit acks. */
   pending: Map<number, PendingAck>;
   /**
-   * Stream sequence → delivery count (2 for the first redelivery), for messages delivered
-   * more than once and still pending.
+   * Stream sequence → how many times it was delivered again (1 after the first
+   * redelivery: the reference's delivery count less one), for messages still pending.
    */
   redelivered: Map<number, number>;
 }
