@@ -13,10 +13,12 @@
 // push-consume of what was published; KV put and get latency. Each round runs every
 // scenario on both servers, on fresh processes, the first side alternating from round
 // to round; the table gives the median figures and the median of the per-round ratios,
-// each the reference's performance divided into wirebus's (above 1: wirebus does better).
+// each the reference's performance divided into wirebus's (above 1: wirebus does better),
+// and the servers' own CPU time per operation (from /proc, steadier than rates on a
+// shared machine; the reference may use both cores, wirebus mostly one).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -79,7 +81,28 @@ async function stop(s: Running): Promise<void> {
   rmSync(s.dir, { recursive: true, force: true });
 }
 
-type Scenario = (nc: NatsConnection, storage: Storage) => Promise<number>;
+/**
+ * The server's CPU time over the measured part of a scenario (user + system, from
+ * /proc): on a shared machine it moves far less than wall-clock rates do.
+ */
+class CpuProbe {
+  private at = 0;
+  /** Server CPU µs per operation over the measured part. */
+  perOp = 0;
+  constructor(private readonly pid: number) {}
+  private read(): number {
+    const fields = readFileSync(`/proc/${this.pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks of 10 ms
+  }
+  start(): void {
+    this.at = this.read();
+  }
+  stop(ops: number): void {
+    this.perOp = ((this.read() - this.at) * 1e6) / ops;
+  }
+}
+
+type Scenario = (nc: NatsConnection, storage: Storage, cpu: CpuProbe) => Promise<number>;
 
 async function setupStream(nc: NatsConnection, name: string, storage: Storage): Promise<void> {
   const jsm = await nc.jetstreamManager();
@@ -124,23 +147,27 @@ async function publishAcked(
 }
 
 function asyncPublish(size: number, n: number): Scenario {
-  return async (nc, storage) => {
+  return async (nc, storage, cpu) => {
     const name = `A${size}`;
     await setupStream(nc, name, storage);
+    cpu.start();
     const t0 = performance.now();
     await publishAcked(nc, `${name}.x`, new Uint8Array(size), n, 1000);
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
 function syncPublish(size: number, n: number): Scenario {
-  return async (nc, storage) => {
+  return async (nc, storage, cpu) => {
     const name = `S${size}`;
     await setupStream(nc, name, storage);
     const js = nc.jetstream();
     const data = new Uint8Array(size);
+    cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) await js.publish(`${name}.x`, data);
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
@@ -153,11 +180,12 @@ async function filledStream(nc: NatsConnection, storage: Storage, n: number): Pr
 }
 
 function pullConsume(n: number, ack: AckPolicy): Scenario {
-  return async (nc, storage) => {
+  return async (nc, storage, cpu) => {
     const name = await filledStream(nc, storage, n);
     const jsm = await nc.jetstreamManager();
     await jsm.consumers.add(name, { durable_name: 'c', ack_policy: ack });
     const c = await nc.jetstream().consumers.get(name, 'c');
+    cpu.start();
     const t0 = performance.now();
     let got = 0;
     const it = await c.consume({ max_messages: 1000 });
@@ -165,12 +193,14 @@ function pullConsume(n: number, ack: AckPolicy): Scenario {
       if (ack !== AckPolicy.None) m.ack();
       if (++got === n) break;
     }
+    if (ack !== AckPolicy.None) await nc.flush();
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
 function pushConsume(n: number): Scenario {
-  return async (nc, storage) => {
+  return async (nc, storage, cpu) => {
     const name = await filledStream(nc, storage, n);
     const deliver = createInbox();
     let got = 0;
@@ -183,6 +213,7 @@ function pushConsume(n: number): Scenario {
     });
     await nc.flush();
     const jsm = await nc.jetstreamManager();
+    cpu.start();
     const t0 = performance.now();
     await jsm.consumers.add(name, {
       durable_name: 'p',
@@ -192,20 +223,23 @@ function pushConsume(n: number): Scenario {
       ack_policy: AckPolicy.None,
     });
     await finished;
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
 function kvLatency(op: 'put' | 'get', n: number): Scenario {
-  return async (nc, storage) => {
+  return async (nc, storage, cpu) => {
     const kv = await nc.jetstream().views.kv(`kv${op}`, { storage: storage as never });
     const v = new Uint8Array(64);
     await kv.put('k', v);
+    cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       if (op === 'put') await kv.put('k', v);
       else await kv.get('k');
     }
+    cpu.stop(n);
     return ((performance.now() - t0) * 1000) / n; // microseconds per op
   };
 }
@@ -222,11 +256,18 @@ const SCENARIOS: [string, string, Scenario, 'higher' | 'lower'][] = [
   ['KV get', 'µs/op', kvLatency('get', 2_000), 'lower'],
 ];
 
-async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<number> {
+interface Outcome {
+  figure: number;
+  cpuPerOp: number;
+}
+
+async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+  const cpu = new CpuProbe(s.child.pid!);
   try {
-    return await scenario(nc, storage);
+    const figure = await scenario(nc, storage, cpu);
+    return { figure, cpuPerOp: cpu.perOp };
   } finally {
     await nc.close();
     await stop(s);
@@ -242,17 +283,18 @@ function median(xs: number[]): number {
 const fmt = (x: number): string => Math.round(x).toLocaleString('en');
 const load0 = loadavg()[0]!;
 process.stdout.write(
-  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round |\n|---|---|---|---|---|---|---|---|\n`,
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb |\n|---|---|---|---|---|---|---|---|---|---|\n`,
 );
 for (const storage of STORAGES) {
   for (const [name, unit, scenario, better] of SCENARIOS) {
     if (!name.includes(ONLY)) continue;
-    const refs: number[] = [];
-    const wbs: number[] = [];
+    const refs: Outcome[] = [];
+    const wbs: Outcome[] = [];
     const ratios: number[] = [];
+    const cpuRatios: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      let ref: number;
-      let wb: number;
+      let ref: Outcome;
+      let wb: Outcome;
       if (round % 2 === 0) {
         ref = await runOn('ref', scenario, storage);
         wb = await runOn('wb', scenario, storage);
@@ -263,9 +305,13 @@ for (const storage of STORAGES) {
       refs.push(ref);
       wbs.push(wb);
       // Above 1 means wirebus does better: more messages a second, or fewer µs an op.
-      ratios.push(better === 'higher' ? wb / ref : ref / wb);
+      ratios.push(better === 'higher' ? wb.figure / ref.figure : ref.figure / wb.figure);
+      cpuRatios.push(ref.cpuPerOp / Math.max(wb.cpuPerOp, 0.01));
     }
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(median(refs))} | ${fmt(median(wbs))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} |`;
+    const m = (xs: Outcome[], f: (o: Outcome) => number): number => median(xs.map(f));
+    const fig = (o: Outcome): number => o.figure;
+    const cpu = (o: Outcome): number => o.cpuPerOp;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(1)} / ${m(wbs, cpu).toFixed(1)} | ${median(cpuRatios).toFixed(2)} |`;
     process.stdout.write(row + '\n');
   }
 }
