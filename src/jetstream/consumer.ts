@@ -157,7 +157,7 @@ export class Consumer implements StreamConsumer {
     this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
     this.store.setStarting(this.sseq - 1);
     this.recountPending();
-    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
     this.touch();
     this.kick();
@@ -183,7 +183,7 @@ export class Consumer implements StreamConsumer {
       if (dc > 1) this.rdc.set(sseq, dc - 1);
     }
     this.recountPending();
-    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && this.cfg.heartbeat > 0) this.armHeartbeat();
     this.armAckTimer();
     this.touch();

@@ -28,9 +28,14 @@ export interface StreamHost {
     data: Buffer,
     deliverAs?: string,
   ): number;
+  /**
+   * With `borrows`, the handler keeps nothing of `hdr` and `data` after it returns (they
+   * may be views of the connection's read buffer: no copy is made for it).
+   */
   subscribe(
     subject: string,
     handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+    borrows?: boolean,
   ): Subscription;
   unsubscribe(sub: Subscription): void;
   /** Whether anyone in the account listens on `subject` (push consumers). */
@@ -108,7 +113,9 @@ export class Stream {
   /** Subscribes to the stream's subjects: from now on published messages are stored. */
   start(): void {
     for (const subject of this.cfg.subjects) {
-      this.subs.push(this.host.subscribe(subject, this.onMessage));
+      // A file store copies each message into its write buffer and keeps no reference:
+      // it can read the publisher's bytes in place. A memory store keeps the buffers.
+      this.subs.push(this.host.subscribe(subject, this.onMessage, this.store.type === 'file'));
     }
   }
 
@@ -121,7 +128,10 @@ export class Stream {
     this.processMsg(subject, reply, hdr, data);
   };
 
-  /** A published message (nats-server's processJetStreamMsg). */
+  /**
+   * A published message (nats-server's processJetStreamMsg). For a file stream `hdr` and
+   * `data` are borrowed (see start()): nothing here may keep them past the call.
+   */
   processMsg(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): void {
     if (this.closed) return;
     const cfg = this.cfg;
@@ -263,6 +273,11 @@ export class Stream {
 
   /** A PubAck goes out once the store says everything stored so far is durable. */
   private queueAck(reply: string, body: string): void {
+    // A memory store is durable once stored: the ack goes now, with no queue to fill.
+    if (this.store.type === 'memory' && !this.durableWait) {
+      this.host.publish(reply, null, null, Buffer.from(body));
+      return;
+    }
     this.ackReplies.push(reply);
     this.ackBodies.push(body);
     if (this.durableWait) return;
