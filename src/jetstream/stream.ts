@@ -90,6 +90,8 @@ export class Stream {
   private ackReplies: string[] = [];
   private ackBodies: string[] = [];
   private durableWait = false;
+  /** How many of the queued acks the store's current durability wait covers. */
+  private ackCovered = 0;
   closed = false;
 
   constructor(
@@ -274,7 +276,7 @@ export class Stream {
   /** A PubAck goes out once the store says everything stored so far is durable. */
   private queueAck(reply: string, body: string): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
-    if (this.store.type === 'memory' && !this.durableWait) {
+    if (this.store.type === 'memory') {
       this.host.publish(reply, null, null, Buffer.from(body));
       return;
     }
@@ -282,21 +284,21 @@ export class Stream {
     this.ackBodies.push(body);
     if (this.durableWait) return;
     this.durableWait = true;
-    if (this.store.type === 'memory') this.store.onDurable(this.acksDurable);
-    else setImmediate(this.waitDurable);
+    // After this turn's other publishes, so that one wait covers them all.
+    setImmediate(this.waitDurable);
   }
 
+  /** Waits for what is stored now; acks queued later wait for the next round. */
   private readonly waitDurable = (): void => {
+    this.ackCovered = this.ackReplies.length;
     this.store.onDurable(this.acksDurable);
   };
 
   private readonly acksDurable = (err?: Error): void => {
-    const replies = this.ackReplies;
-    const bodies = this.ackBodies;
-    this.ackReplies = [];
-    this.ackBodies = [];
-    this.durableWait = false;
-    for (let i = 0; i < replies.length; i++) {
+    const n = this.ackCovered;
+    const replies = this.ackReplies.splice(0, n);
+    const bodies = this.ackBodies.splice(0, n);
+    for (let i = 0; i < n; i++) {
       const body =
         err === undefined
           ? bodies[i]!
@@ -307,6 +309,9 @@ export class Stream {
             });
       this.host.publish(replies[i]!, null, null, Buffer.from(body));
     }
+    // Messages stored while the write was under way were not in it: they wait again.
+    if (this.ackReplies.length > 0) this.waitDurable();
+    else this.durableWait = false;
   };
 
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */

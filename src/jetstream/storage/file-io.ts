@@ -17,6 +17,7 @@ import {
   readSync,
   unlink,
   writev,
+  writevSync,
   write,
   writeSync,
   constants,
@@ -24,6 +25,12 @@ import {
 import { dirname } from 'node:path';
 
 const MIN_CHUNK = 16 * 1024;
+/**
+ * A round's bytes for one file up to this size are written with a synchronous writev
+ * when no fdatasync follows: into the page cache that takes microseconds, less than
+ * the trip through libuv's thread pool (and the PubAcks waiting on it) would.
+ */
+const SYNC_WRITE_MAX = 256 * 1024;
 const MAX_CHUNK = 1024 * 1024;
 /** Recent chunks of a file kept for loads after they are written (readers near the tail). */
 const TAIL_KEEP = 2 * 1024 * 1024;
@@ -427,8 +434,17 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.running === undefined) this.running = this.loop();
+      // Only with work to do: loop() would otherwise finish synchronously, clearing
+      // `running` before this assignment stored its settled promise there for good (no
+      // round would ever be scheduled again, and idle() would spin on it).
+      if (this.running === undefined && this.hasWork()) this.running = this.loop();
     });
+  }
+
+  private hasWork(): boolean {
+    return (
+      this.hooks.size > 0 || this.dirty.length > 0 || this.tasks.length > 0 || this.pendingWaiters()
+    );
   }
 
   /** Resolves when no round is running or due. */
@@ -441,14 +457,7 @@ export class FileIo {
 
   private async loop(): Promise<void> {
     try {
-      while (
-        this.hooks.size > 0 ||
-        this.dirty.length > 0 ||
-        this.tasks.length > 0 ||
-        this.pendingWaiters()
-      ) {
-        await this.round();
-      }
+      while (this.hasWork()) await this.round();
     } finally {
       this.running = undefined;
     }
@@ -503,8 +512,9 @@ export class FileIo {
       let n = 0;
       for (const b of bufs) n += b.length;
       let left = bufs;
+      const inline = !this.options.syncAlways && n <= SYNC_WRITE_MAX;
       while (left.length > 0) {
-        const w = await writevAt(fd, left, pos);
+        const w = inline ? writevSync(fd, left, pos) : await writevAt(fd, left, pos);
         pos += w;
         f.wrote(w);
         left = advance(left, w);
