@@ -434,17 +434,10 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      // Only with work to do: loop() would otherwise finish synchronously, clearing
-      // `running` before this assignment stored its settled promise there for good (no
-      // round would ever be scheduled again, and idle() would spin on it).
+      // With nothing to do, loop() would settle (and clear `running`) before the assignment,
+      // leaving a settled promise there for ever: no round would start again.
       if (this.running === undefined && this.hasWork()) this.running = this.loop();
     });
-  }
-
-  private hasWork(): boolean {
-    return (
-      this.hooks.size > 0 || this.dirty.length > 0 || this.tasks.length > 0 || this.pendingWaiters()
-    );
   }
 
   /** Resolves when no round is running or due. */
@@ -461,6 +454,12 @@ export class FileIo {
     } finally {
       this.running = undefined;
     }
+  }
+
+  private hasWork(): boolean {
+    return (
+      this.hooks.size > 0 || this.dirty.length > 0 || this.tasks.length > 0 || this.pendingWaiters()
+    );
   }
 
   private pendingWaiters(): boolean {
