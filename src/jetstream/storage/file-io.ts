@@ -17,7 +17,6 @@ import {
   readSync,
   unlink,
   writev,
-  writevSync,
   write,
   writeSync,
   constants,
@@ -25,12 +24,6 @@ import {
 import { dirname } from 'node:path';
 
 const MIN_CHUNK = 16 * 1024;
-/**
- * A round's bytes for one file up to this size are written with a synchronous writev
- * when no fdatasync follows: into the page cache that takes microseconds, less than
- * the trip through libuv's thread pool (and the PubAcks waiting on it) would.
- */
-const SYNC_WRITE_MAX = 256 * 1024;
 const MAX_CHUNK = 1024 * 1024;
 /** Recent chunks of a file kept for loads after they are written (readers near the tail). */
 const TAIL_KEEP = 2 * 1024 * 1024;
@@ -511,9 +504,8 @@ export class FileIo {
       let n = 0;
       for (const b of bufs) n += b.length;
       let left = bufs;
-      const inline = !this.options.syncAlways && n <= SYNC_WRITE_MAX;
       while (left.length > 0) {
-        const w = inline ? writevSync(fd, left, pos) : await writevAt(fd, left, pos);
+        const w = await writevAt(fd, left, pos);
         pos += w;
         f.wrote(w);
         left = advance(left, w);
