@@ -2,20 +2,37 @@
 // free loopback port, the same client (nats v2) driving both, scenarios interleaved.
 // Not a test. Run after a build:
 //
-//   node dist/bench/jetstream-compare.js        (ONLY=pull for one scenario)
+//   node dist/bench/jetstream-compare.js
+//   ONLY=pull STORAGE=file ROUNDS=5 node dist/bench/jetstream-compare.js
+//   WB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" ONLY=... node dist/bench/...
 //
-// Scenarios (memory streams): acked publish of 128 B and 1 KiB, async (a window of
-// 500 outstanding) and sync (one at a time); pull-consume of what was published;
-// KV put and get latency.
+// Scenarios, on memory and on file streams: acked publish of 128 B and 1 KiB, async
+// (plain publishes with a reply subject, a window of 1000 unacknowledged, one
+// subscription counting the PubAcks: the client costs one PUB per message) and sync
+// (js.publish, one at a time); pull-consume (ack none and explicit acks) and
+// push-consume of what was published; KV put and get latency. Each round runs every
+// scenario on both servers, on fresh processes, the first side alternating from round
+// to round; the table gives the median figures and the median of the per-round ratios,
+// each the reference's performance divided into wirebus's (above 1: wirebus does better),
+// and the servers' own CPU time per operation (from /proc, steadier than rates on a
+// shared machine; the reference may use both cores, wirebus mostly one).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AckPolicy, connect, type NatsConnection } from 'nats';
+import { AckPolicy, connect, createInbox, type NatsConnection } from 'nats';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
+const ROUNDS = Number(process.env.ROUNDS ?? '3');
+/** ONLY=<text> runs the scenarios whose name holds it; STORAGE=memory|file one storage. */
+const ONLY = process.env.ONLY ?? '';
+const STORAGES = (process.env.STORAGE ?? 'memory,file').split(',') as Storage[];
+const WB_NODE_ARGS = (process.env.WB_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+
+type Storage = 'memory' | 'file';
+type Kind = 'ref' | 'wb';
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -26,19 +43,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function start(kind: 'ref' | 'wb'): Promise<{ port: number; child: ChildProcess }> {
+interface Running {
+  port: number;
+  child: ChildProcess;
+  dir: string;
+}
+
+async function start(kind: Kind): Promise<Running> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'wirebus-jsbench-'));
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
   const child =
     kind === 'ref'
       ? spawn('nats-server', args, { stdio: 'ignore' })
-      : spawn(process.execPath, [join(ROOT, 'bin', 'wirebus'), ...args], { stdio: 'ignore' });
+      : spawn(process.execPath, [...WB_NODE_ARGS, join(ROOT, 'bin', 'wirebus'), ...args], {
+          stdio: 'ignore',
+        });
   for (let i = 0; i < 50; i++) {
     try {
       const nc = await connect({ servers: `127.0.0.1:${port}` });
       await nc.close();
-      return { port, child };
+      return { port, child, dir };
     } catch {
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -46,75 +71,175 @@ async function start(kind: 'ref' | 'wb'): Promise<{ port: number; child: ChildPr
   throw new Error(`${kind} did not start`);
 }
 
-type Scenario = (nc: NatsConnection) => Promise<number>;
+/** SIGTERM (so that --cpu-prof writes its profile), SIGKILL if it lingers. */
+async function stop(s: Running): Promise<void> {
+  const exited = new Promise<void>((r) => s.child.once('exit', () => r()));
+  s.child.kill('SIGTERM');
+  const timer = setTimeout(() => s.child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+  rmSync(s.dir, { recursive: true, force: true });
+}
 
-async function setupStream(nc: NatsConnection, name: string): Promise<void> {
+/**
+ * The server's CPU time over the measured part of a scenario (user + system, from
+ * /proc): on a shared machine it moves far less than wall-clock rates do.
+ */
+class CpuProbe {
+  private at = 0;
+  /** Server CPU µs per operation over the measured part. */
+  perOp = 0;
+  constructor(private readonly pid: number) {}
+  private read(): number {
+    const fields = readFileSync(`/proc/${this.pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks of 10 ms
+  }
+  start(): void {
+    this.at = this.read();
+  }
+  stop(ops: number): void {
+    this.perOp = ((this.read() - this.at) * 1e6) / ops;
+  }
+}
+
+type Scenario = (nc: NatsConnection, storage: Storage, cpu: CpuProbe) => Promise<number>;
+
+async function setupStream(nc: NatsConnection, name: string, storage: Storage): Promise<void> {
   const jsm = await nc.jetstreamManager();
-  await jsm.streams.add({ name, subjects: [`${name}.>`], storage: 'memory' as never });
+  await jsm.streams.add({ name, subjects: [`${name}.>`], storage: storage as never });
+}
+
+/** Publishes n messages with a reply subject, `window` unacknowledged at most. */
+async function publishAcked(
+  nc: NatsConnection,
+  subject: string,
+  data: Uint8Array,
+  n: number,
+  window: number,
+): Promise<void> {
+  const inbox = createInbox();
+  let acked = 0;
+  let sent = 0;
+  let done!: () => void;
+  let failed!: (e: Error) => void;
+  const finished = new Promise<void>((res, rej) => {
+    done = res;
+    failed = rej;
+  });
+  const pump = (): void => {
+    while (sent < n && sent - acked < window) {
+      nc.publish(subject, data, { reply: inbox });
+      sent++;
+    }
+  };
+  nc.subscribe(inbox, {
+    callback: (err, m) => {
+      if (err !== null || m.data.length === 0 || m.data[2] !== 0x73 /* {"stream" */) {
+        failed(new Error(`bad PubAck: ${err?.message ?? new TextDecoder().decode(m.data)}`));
+        return;
+      }
+      if (++acked === n) done();
+      else if (sent - acked <= window / 2) pump();
+    },
+  });
+  pump();
+  await finished;
 }
 
 function asyncPublish(size: number, n: number): Scenario {
-  return async (nc) => {
+  return async (nc, storage, cpu) => {
     const name = `A${size}`;
-    await setupStream(nc, name);
-    const js = nc.jetstream();
-    const data = new Uint8Array(size);
+    await setupStream(nc, name, storage);
+    cpu.start();
     const t0 = performance.now();
-    for (let i = 0; i < n; i += 500) {
-      const batch: Promise<unknown>[] = [];
-      for (let k = 0; k < 500 && i + k < n; k++) batch.push(js.publish(`${name}.x`, data));
-      await Promise.all(batch);
-    }
+    await publishAcked(nc, `${name}.x`, new Uint8Array(size), n, 1000);
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
 function syncPublish(size: number, n: number): Scenario {
-  return async (nc) => {
+  return async (nc, storage, cpu) => {
     const name = `S${size}`;
-    await setupStream(nc, name);
+    await setupStream(nc, name, storage);
     const js = nc.jetstream();
     const data = new Uint8Array(size);
+    cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) await js.publish(`${name}.x`, data);
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
-function pullConsume(n: number): Scenario {
-  return async (nc) => {
-    const name = 'PC';
-    await setupStream(nc, name);
-    const js = nc.jetstream();
-    const data = new Uint8Array(128);
-    for (let i = 0; i < n; i += 1000) {
-      const batch: Promise<unknown>[] = [];
-      for (let k = 0; k < 1000; k++) batch.push(js.publish(`${name}.x`, data));
-      await Promise.all(batch);
-    }
+async function filledStream(nc: NatsConnection, storage: Storage, n: number): Promise<string> {
+  const name = 'PC';
+  await setupStream(nc, name, storage);
+  await publishAcked(nc, `${name}.x`, new Uint8Array(128), n, 1000);
+  return name;
+}
+
+function pullConsume(n: number, ack: AckPolicy): Scenario {
+  return async (nc, storage, cpu) => {
+    const name = await filledStream(nc, storage, n);
     const jsm = await nc.jetstreamManager();
-    await jsm.consumers.add(name, { durable_name: 'c', ack_policy: AckPolicy.None });
-    const c = await js.consumers.get(name, 'c');
+    await jsm.consumers.add(name, { durable_name: 'c', ack_policy: ack });
+    const c = await nc.jetstream().consumers.get(name, 'c');
+    cpu.start();
     const t0 = performance.now();
     let got = 0;
     const it = await c.consume({ max_messages: 1000 });
-    for await (const _m of it) {
+    for await (const m of it) {
+      if (ack !== AckPolicy.None) m.ack();
       if (++got === n) break;
     }
+    if (ack !== AckPolicy.None) await nc.flush();
+    cpu.stop(n);
+    return n / ((performance.now() - t0) / 1000);
+  };
+}
+
+function pushConsume(n: number): Scenario {
+  return async (nc, storage, cpu) => {
+    const name = await filledStream(nc, storage, n);
+    const deliver = createInbox();
+    let got = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((res) => (done = res));
+    nc.subscribe(deliver, {
+      callback: () => {
+        if (++got === n) done();
+      },
+    });
+    await nc.flush();
+    const jsm = await nc.jetstreamManager();
+    cpu.start();
+    const t0 = performance.now();
+    await jsm.consumers.add(name, {
+      durable_name: 'p',
+      // A push consumer is what this measures (nats v2 marks it legacy, the server does not).
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
+      deliver_subject: deliver,
+      ack_policy: AckPolicy.None,
+    });
+    await finished;
+    cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
 }
 
 function kvLatency(op: 'put' | 'get', n: number): Scenario {
-  return async (nc) => {
-    const kv = await nc.jetstream().views.kv(`kv${op}`);
+  return async (nc, storage, cpu) => {
+    const kv = await nc.jetstream().views.kv(`kv${op}`, { storage: storage as never });
     const v = new Uint8Array(64);
     await kv.put('k', v);
+    cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       if (op === 'put') await kv.put('k', v);
       else await kv.get('k');
     }
+    cpu.stop(n);
     return ((performance.now() - t0) * 1000) / n; // microseconds per op
   };
 }
@@ -122,33 +247,74 @@ function kvLatency(op: 'put' | 'get', n: number): Scenario {
 const SCENARIOS: [string, string, Scenario, 'higher' | 'lower'][] = [
   ['acked pub async 128B', 'msgs/s', asyncPublish(128, 50_000), 'higher'],
   ['acked pub async 1KiB', 'msgs/s', asyncPublish(1024, 30_000), 'higher'],
-  ['acked pub sync 128B', 'msgs/s', syncPublish(128, 5_000), 'higher'],
-  ['acked pub sync 1KiB', 'msgs/s', syncPublish(1024, 5_000), 'higher'],
-  ['pull consume 128B', 'msgs/s', pullConsume(50_000), 'higher'],
-  ['KV put', 'µs/op', kvLatency('put', 3_000), 'lower'],
-  ['KV get', 'µs/op', kvLatency('get', 3_000), 'lower'],
+  ['acked pub sync 128B', 'msgs/s', syncPublish(128, 3_000), 'higher'],
+  ['acked pub sync 1KiB', 'msgs/s', syncPublish(1024, 3_000), 'higher'],
+  ['pull consume 128B (ack none)', 'msgs/s', pullConsume(50_000, AckPolicy.None), 'higher'],
+  ['pull consume 128B (ack explicit)', 'msgs/s', pullConsume(30_000, AckPolicy.Explicit), 'higher'],
+  ['push consume 128B (ack none)', 'msgs/s', pushConsume(50_000), 'higher'],
+  ['KV put', 'µs/op', kvLatency('put', 2_000), 'lower'],
+  ['KV get', 'µs/op', kvLatency('get', 2_000), 'lower'],
 ];
 
-async function runOn(kind: 'ref' | 'wb', scenario: Scenario): Promise<number> {
+interface Outcome {
+  figure: number;
+  cpuPerOp: number;
+}
+
+async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+  const cpu = new CpuProbe(s.child.pid!);
   try {
-    return await scenario(nc);
+    const figure = await scenario(nc, storage, cpu);
+    return { figure, cpuPerOp: cpu.perOp };
   } finally {
     await nc.close();
-    s.child.kill('SIGKILL');
+    await stop(s);
   }
 }
 
-/** ONLY=<text> runs the scenarios whose name holds it. */
-const only = process.env.ONLY ?? '';
-const rows: string[] = [];
-for (const [name, unit, scenario, better] of SCENARIOS) {
-  if (!name.includes(only)) continue;
-  const ref = await runOn('ref', scenario);
-  const wb = await runOn('wb', scenario);
-  const ratio = wb / ref;
-  const row = `| ${name} | ${unit} | ${better} | ${Math.round(ref).toLocaleString('en')} | ${Math.round(wb).toLocaleString('en')} | ${ratio.toFixed(2)} |`;
-  rows.push(row);
-  process.stdout.write(row + '\n');
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+const fmt = (x: number): string => Math.round(x).toLocaleString('en');
+const load0 = loadavg()[0]!;
+process.stdout.write(
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb |\n|---|---|---|---|---|---|---|---|---|---|\n`,
+);
+for (const storage of STORAGES) {
+  for (const [name, unit, scenario, better] of SCENARIOS) {
+    if (!name.includes(ONLY)) continue;
+    const refs: Outcome[] = [];
+    const wbs: Outcome[] = [];
+    const ratios: number[] = [];
+    const cpuRatios: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      let ref: Outcome;
+      let wb: Outcome;
+      if (round % 2 === 0) {
+        ref = await runOn('ref', scenario, storage);
+        wb = await runOn('wb', scenario, storage);
+      } else {
+        wb = await runOn('wb', scenario, storage);
+        ref = await runOn('ref', scenario, storage);
+      }
+      refs.push(ref);
+      wbs.push(wb);
+      // Above 1 means wirebus does better: more messages a second, or fewer µs an op.
+      ratios.push(better === 'higher' ? wb.figure / ref.figure : ref.figure / wb.figure);
+      cpuRatios.push(ref.cpuPerOp / Math.max(wb.cpuPerOp, 0.01));
+    }
+    const m = (xs: Outcome[], f: (o: Outcome) => number): number => median(xs.map(f));
+    const fig = (o: Outcome): number => o.figure;
+    const cpu = (o: Outcome): number => o.cpuPerOp;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(1)} / ${m(wbs, cpu).toFixed(1)} | ${median(cpuRatios).toFixed(2)} |`;
+    process.stdout.write(row + '\n');
+  }
+}
+process.stdout.write(
+  `\nload average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end\n`,
+);

@@ -112,8 +112,9 @@ export class JsAccount implements StreamHost {
   subscribe(
     subject: string,
     handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+    borrows = false,
   ): Subscription {
-    return this.js.server.subscribeInternal(this.client, subject, null, handler);
+    return this.js.server.subscribeInternal(this.client, subject, null, handler, borrows);
   }
 
   unsubscribe(sub: Subscription): void {

@@ -12,6 +12,7 @@ import type { Stream, StreamConsumer, StreamHost } from './stream.js';
 import type { ConsumerState, ConsumerStore, StoredMsg } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
+import { ackDseq, ackSseq, ackVerb, parseAckSubject } from './ack-subject.js';
 
 interface Pending {
   dseq: number;
@@ -52,6 +53,13 @@ export class Consumer implements StreamConsumer {
   private adflr = 0;
   private asflr = 0;
   private readonly pending = new Map<number, Pending>();
+  /**
+   * Whether `pending` holds its sequences in ascending order (a Map iterates in insertion
+   * order, and first deliveries come in stream order): then its first key is the lowest,
+   * and the ack floor needs no scan. Set again whenever `pending` empties.
+   */
+  private pendingOrdered = true;
+  private pendingLast = 0;
   /** Stream sequences waiting for redelivery, oldest first, and their delivery counts. */
   private rdq: number[] = [];
   private readonly rdc = new Map<number, number>();
@@ -149,7 +157,7 @@ export class Consumer implements StreamConsumer {
     this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
     this.store.setStarting(this.sseq - 1);
     this.recountPending();
-    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
     this.touch();
     this.kick();
@@ -176,11 +184,11 @@ export class Consumer implements StreamConsumer {
       if (m === undefined) continue;
       const dc = (st.redelivered.get(sseq) ?? 0) + 1;
       // Redelivered after ack_wait from now, as the reference does after a restart.
-      this.pending.set(sseq, { dseq: p.sequence, ts: Math.min(p.ts, now), dc, subject: m.subject });
+      this.addPending(sseq, { dseq: p.sequence, ts: Math.min(p.ts, now), dc, subject: m.subject });
       if (dc > 1) this.rdc.set(sseq, dc - 1);
     }
     this.recountPending();
-    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck);
+    this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && this.cfg.heartbeat > 0) this.armHeartbeat();
     this.armAckTimer();
     this.touch();
@@ -425,7 +433,7 @@ export class Consumer implements StreamConsumer {
     }
     if (acks) {
       if (p === undefined) {
-        this.pending.set(seq, { dseq, ts: now, dc, subject: msg.subject });
+        this.addPending(seq, { dseq, ts: now, dc, subject: msg.subject });
       } else {
         p.ts = now;
         p.dc = dc;
@@ -620,20 +628,17 @@ export class Consumer implements StreamConsumer {
     _hdr: Buffer | null,
     data: Buffer,
   ): void => {
-    const tokens = subject.split('.');
-    // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>
-    if (tokens.length !== 9) return;
-    const sseq = Number(tokens[5]);
-    const dseq = Number(tokens[6]);
-    if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return;
-    const body = data.toString('latin1');
-    const verb = body.length === 0 ? '+ACK' : body.substring(0, 4);
+    // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>, read in place.
+    if (!parseAckSubject(subject, this.ackPrefix.length)) return;
+    const sseq = ackSseq;
+    const dseq = ackDseq;
+    const verb = ackVerb(data);
     switch (verb) {
       case '+ACK':
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, body.substring(4).trim());
+        this.nak(sseq, data.toString('latin1', 4).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -644,7 +649,7 @@ export class Consumer implements StreamConsumer {
       case '+NXT': {
         this.ack(sseq, dseq);
         if (reply !== null && reply !== '') {
-          this.nextRequest(reply, Buffer.from(body.substring(4).trim(), 'latin1'));
+          this.nextRequest(reply, Buffer.from(data.toString('latin1', 4).trim(), 'latin1'));
         }
         return;
       }
@@ -662,13 +667,16 @@ export class Consumer implements StreamConsumer {
     if (policy === 'none') return;
     this.lastAcked = nowNs();
     if (policy === 'all') {
-      for (const [seq, p] of [...this.pending]) {
-        if (seq <= sseq) {
-          this.pending.delete(seq);
-          this.rdc.delete(seq);
-          this.store.updateAcks(p.dseq, seq);
-          this.stream.ackedBy(seq, p.subject);
+      // Deleting the entry being visited is safe while iterating a Map.
+      for (const [seq, p] of this.pending) {
+        if (seq > sseq) {
+          if (this.pendingOrdered) break;
+          continue;
         }
+        this.pending.delete(seq);
+        this.rdc.delete(seq);
+        this.store.updateAcks(p.dseq, seq);
+        this.stream.ackedBy(seq, p.subject);
       }
       if (sseq > this.asflr) {
         this.asflr = sseq;
@@ -702,14 +710,33 @@ export class Consumer implements StreamConsumer {
     this.host.advisory(`$JS.EVENT.METRIC.CONSUMER.ACK.${this.stream.name}.${this.name}`, body);
   }
 
+  private addPending(seq: number, p: Pending): void {
+    if (this.pending.size === 0) {
+      this.pendingOrdered = true;
+    } else if (seq < this.pendingLast) {
+      this.pendingOrdered = false;
+    }
+    if (seq > this.pendingLast || this.pending.size === 0) this.pendingLast = seq;
+    this.pending.set(seq, p);
+  }
+
+  /** The lowest pending sequence: the first key when in order, else a scan. */
+  private lowestPending(): number {
+    if (this.pendingOrdered) {
+      for (const seq of this.pending.keys()) return seq;
+    }
+    let min = Infinity;
+    for (const seq of this.pending.keys()) if (seq < min) min = seq;
+    return min;
+  }
+
   private updateAckFloor(): void {
     if (this.pending.size === 0) {
       this.asflr = this.sseq - 1;
       this.adflr = this.dseq - 1;
       return;
     }
-    let min = Infinity;
-    for (const seq of this.pending.keys()) if (seq < min) min = seq;
+    const min = this.lowestPending();
     const p = this.pending.get(min)!;
     this.asflr = min - 1;
     this.adflr = p.dseq - 1;

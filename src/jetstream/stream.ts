@@ -28,9 +28,14 @@ export interface StreamHost {
     data: Buffer,
     deliverAs?: string,
   ): number;
+  /**
+   * With `borrows`, the handler keeps nothing of `hdr` and `data` after it returns (they
+   * may be views of the connection's read buffer: no copy is made for it).
+   */
   subscribe(
     subject: string,
     handler: (subject: string, reply: string | null, hdr: Buffer | null, data: Buffer) => void,
+    borrows?: boolean,
   ): Subscription;
   unsubscribe(sub: Subscription): void;
   /** Whether anyone in the account listens on `subject` (push consumers). */
@@ -85,6 +90,8 @@ export class Stream {
   private ackReplies: string[] = [];
   private ackBodies: string[] = [];
   private durableWait = false;
+  /** How many of the queued acks the store's current durability wait covers. */
+  private ackCovered = 0;
   closed = false;
 
   constructor(
@@ -108,7 +115,9 @@ export class Stream {
   /** Subscribes to the stream's subjects: from now on published messages are stored. */
   start(): void {
     for (const subject of this.cfg.subjects) {
-      this.subs.push(this.host.subscribe(subject, this.onMessage));
+      // A file store copies each message into its write buffer and keeps no reference:
+      // it can read the publisher's bytes in place. A memory store keeps the buffers.
+      this.subs.push(this.host.subscribe(subject, this.onMessage, this.store.type === 'file'));
     }
   }
 
@@ -121,7 +130,10 @@ export class Stream {
     this.processMsg(subject, reply, hdr, data);
   };
 
-  /** A published message (nats-server's processJetStreamMsg). */
+  /**
+   * A published message (nats-server's processJetStreamMsg). For a file stream `hdr` and
+   * `data` are borrowed (see start()): nothing here may keep them past the call.
+   */
   processMsg(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): void {
     if (this.closed) return;
     const cfg = this.cfg;
@@ -263,25 +275,30 @@ export class Stream {
 
   /** A PubAck goes out once the store says everything stored so far is durable. */
   private queueAck(reply: string, body: string): void {
+    // A memory store is durable once stored: the ack goes now, with no queue to fill.
+    if (this.store.type === 'memory') {
+      this.host.publish(reply, null, null, Buffer.from(body));
+      return;
+    }
     this.ackReplies.push(reply);
     this.ackBodies.push(body);
     if (this.durableWait) return;
     this.durableWait = true;
-    if (this.store.type === 'memory') this.store.onDurable(this.acksDurable);
-    else setImmediate(this.waitDurable);
+    // After this turn's other publishes, so that one wait covers them all.
+    setImmediate(this.waitDurable);
   }
 
+  /** Waits for what is stored now; acks queued later wait for the next round. */
   private readonly waitDurable = (): void => {
+    this.ackCovered = this.ackReplies.length;
     this.store.onDurable(this.acksDurable);
   };
 
   private readonly acksDurable = (err?: Error): void => {
-    const replies = this.ackReplies;
-    const bodies = this.ackBodies;
-    this.ackReplies = [];
-    this.ackBodies = [];
-    this.durableWait = false;
-    for (let i = 0; i < replies.length; i++) {
+    const n = this.ackCovered;
+    const replies = this.ackReplies.splice(0, n);
+    const bodies = this.ackBodies.splice(0, n);
+    for (let i = 0; i < n; i++) {
       const body =
         err === undefined
           ? bodies[i]!
@@ -292,6 +309,9 @@ export class Stream {
             });
       this.host.publish(replies[i]!, null, null, Buffer.from(body));
     }
+    // Messages stored while the write was under way were not in it: they wait again.
+    if (this.ackReplies.length > 0) this.waitDurable();
+    else this.durableWait = false;
   };
 
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */

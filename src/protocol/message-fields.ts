@@ -101,11 +101,10 @@ export class MessageFields {
       // Still gathering: `payload` is a finished message's, and gatherPayload sets it.
       this.payload = NO_BYTES;
     } else if (this.payload === buf) {
-      this.payload = Buffer.copyBytesFrom(
-        buf,
-        this.payloadStart,
-        this.payloadEnd - this.payloadStart,
-      );
+      // allocUnsafe + copy: one copy, pooled when small (see keep() in shared-read.ts).
+      const payload = Buffer.allocUnsafe(this.payloadEnd - this.payloadStart);
+      buf.copy(payload, 0, this.payloadStart, this.payloadEnd);
+      this.payload = payload;
       this.payloadStart = 0;
       this.payloadEnd = this.size;
     }

@@ -113,7 +113,10 @@ export function keep(buf: Buffer, start: number, end: number): Buffer {
   const offset = buf.byteOffset + start;
   const length = end - start;
   if (keptSerial === readSerial && keptOffset === offset && kept.length === length) return kept;
-  kept = Buffer.copyBytesFrom(buf, start, length);
+  // allocUnsafe + copy: small copies come from Node's pool, and there is one copy
+  // (Buffer.copyBytesFrom slices into a new ArrayBuffer and copies again: 3-5x slower).
+  kept = Buffer.allocUnsafe(length);
+  buf.copy(kept, 0, start, end);
   keptSerial = readSerial;
   keptOffset = offset;
   return kept;

@@ -229,12 +229,17 @@ describe('the shared read buffer', () => {
 
   it('ops read behind a CONNECT awaiting its bcrypt check survive other reads', async () => {
     const hash = bcrypt.hashSync('pw', 10);
-    const { port } = await startSecure({
-      users: [
-        { user: 'u', password: hash },
-        { user: 'o', password: 'o' },
-      ],
-    });
+    // A long auth timeout: on a loaded machine the check may take over the default second
+    // (the test is about the ops read behind it, not the timeout).
+    const { port } = await startSecure(
+      {
+        users: [
+          { user: 'u', password: hash },
+          { user: 'o', password: 'o' },
+        ],
+      },
+      { authTimeout: 10 },
+    );
     const c = await RawClient.open(port);
     const other = await RawClient.open(port);
     try {

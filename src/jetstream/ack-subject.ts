@@ -1,0 +1,64 @@
+// A consumer's ack subjects and bodies, read without allocating: every acknowledged
+// message passes here (`$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>`
+// with `+ACK`, `-NAK`, `+WPI`, `+TERM`, `+NXT` or an empty body).
+
+/** What parseAckSubject read: module fields, so that an ack allocates nothing. */
+export let ackSseq = 0;
+export let ackDseq = 0;
+
+/**
+ * Reads `<dc>.<sseq>.<dseq>.<ts>.<pending>` after an ack subject's prefix (which ends
+ * at `from`): exactly five tokens, the two sequences in decimal digits. False when the
+ * subject is not an ack the reference would take.
+ */
+export function parseAckSubject(subject: string, from: number): boolean {
+  let token = 0;
+  let value = 0;
+  let digits = 0;
+  let numeric = true;
+  const n = subject.length;
+  for (let i = from; i <= n; i++) {
+    const c = i < n ? subject.charCodeAt(i) : DOT;
+    if (c === DOT) {
+      if (token === 1 || token === 2) {
+        if (digits === 0 || !numeric || !Number.isSafeInteger(value)) return false;
+        if (token === 1) ackSseq = value;
+        else ackDseq = value;
+      }
+      token++;
+      value = 0;
+      digits = 0;
+      numeric = true;
+      continue;
+    }
+    if (c >= ZERO && c <= NINE) {
+      value = value * 10 + (c - ZERO);
+      digits++;
+    } else {
+      numeric = false;
+    }
+  }
+  return token === 5;
+}
+
+/** The ack's verb, its first four bytes ('+ACK' for an empty body), as a constant string. */
+export function ackVerb(data: Buffer): string {
+  if (data.length === 0) return '+ACK';
+  if (data.length < 4) return '';
+  const a = data[0]!;
+  const b = data[1]!;
+  const c = data[2]!;
+  const d = data[3]!;
+  if (a === PLUS && b === 0x41 && c === 0x43 && d === 0x4b) return '+ACK';
+  if (a === MINUS && b === 0x4e && c === 0x41 && d === 0x4b) return '-NAK';
+  if (a === PLUS && b === 0x57 && c === 0x50 && d === 0x49) return '+WPI';
+  if (a === PLUS && b === 0x54 && c === 0x45 && d === 0x52) return '+TER';
+  if (a === PLUS && b === 0x4e && c === 0x58 && d === 0x54) return '+NXT';
+  return '';
+}
+
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const PLUS = 0x2b;
+const MINUS = 0x2d;
