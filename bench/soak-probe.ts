@@ -9,7 +9,8 @@
 // main thread spent running (on a CPU, from /proc/self/task/<pid>/schedstat),
 // how much it sat runnable waiting for a core (the machine's load, not our work),
 // and how much of it V8's collector paused the thread. That tells a turn of
-// streaming work from a process that simply was not scheduled.
+// streaming work from a process that simply was not scheduled. Every 5 s line also
+// has the most CPU the main thread used between two ticks (`tick_cpu_max_ms`).
 //
 // SOAK_HEAP_AT="60,240" writes a heap snapshot at those seconds (into the working
 // directory), to see what holds memory that grows (signals are taken: SIGUSR2 is
@@ -49,10 +50,16 @@ if (out !== undefined && out !== '') {
   obs.observe({ entryTypes: ['gc'] });
   let lastTick = performance.now();
   let lastStat = schedstat(statPath);
+  // The most CPU the main thread used between two ticks in this 5 s interval: an
+  // upper bound of the longest turn's own work, whatever the machine's load did.
+  let cpuMaxNs = 0;
   const ticker = setInterval(() => {
     const now = performance.now();
     const stat = schedstat(statPath);
     const gap = now - lastTick;
+    if (stat !== null && lastStat !== null && stat[0] - lastStat[0] > cpuMaxNs) {
+      cpuMaxNs = stat[0] - lastStat[0];
+    }
     if (gap > stallMs && stat !== null && lastStat !== null) {
       let gcMs = 0;
       let gcKinds = 0;
@@ -86,6 +93,7 @@ if (out !== undefined && out !== '') {
         t: Math.round((Date.now() - started) / 1000),
         loop_max_ms: Math.round(h.max / 1e5) / 10,
         loop_p99_ms: Math.round(h.percentile(99) / 1e5) / 10,
+        tick_cpu_max_ms: Math.round(cpuMaxNs / 1e5) / 10,
         heap_used_mb: Math.round(m.heapUsed / 1e5) / 10,
         heap_total_mb: Math.round(m.heapTotal / 1e5) / 10,
         external_mb: Math.round(m.external / 1e5) / 10,
@@ -94,6 +102,7 @@ if (out !== undefined && out !== '') {
       }) + '\n',
     );
     h.reset();
+    cpuMaxNs = 0;
   }, 5000);
   timer.unref();
   for (const at of (process.env.SOAK_HEAP_AT ?? '').split(',').filter((a) => a !== '')) {

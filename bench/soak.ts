@@ -183,6 +183,7 @@ function rssAt(points: [number, number][], t: number): number {
 interface Probe {
   t: number;
   loop_max_ms: number;
+  tick_cpu_max_ms?: number;
   heap_used_mb: number;
   array_buffers_mb: number;
 }
@@ -299,6 +300,14 @@ async function main(): Promise<void> {
       notes.push(heapNote(side.name, after));
       const stalls = parsed.filter((p): p is Stall => 'stall_ms' in p && p.t > warmupS);
       notes.push(stallNote(side.name, stalls));
+      const cpus = after.map((p) => p.tick_cpu_max_ms ?? 0).sort((a, b) => a - b);
+      if (cpus.length > 0) {
+        notes.push(
+          `${side.name}: most main-thread CPU between two 10 ms ticks (one turn's work at most), ` +
+            `per 5 s after warm-up: median ${cpus[cpus.length >> 1]!.toFixed(1)} ms, ` +
+            `max ${cpus[cpus.length - 1]!.toFixed(1)} ms`,
+        );
+      }
     }
     rows.push(
       `| ${side.name}, ${store} | ${String(ping.slowest_ms)} ms | ${String(ping.p99_ms)} ms | ` +
