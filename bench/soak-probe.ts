@@ -106,8 +106,11 @@ if (out !== undefined && out !== '') {
   }, 5000);
   timer.unref();
   for (const at of (process.env.SOAK_HEAP_AT ?? '').split(',').filter((a) => a !== '')) {
-    setTimeout(() => {
-      writeHeapSnapshot(`soak-heap-${process.pid}-${at}s.heapsnapshot`);
-    }, Number(at) * 1000).unref();
+    setTimeout(
+      () => {
+        writeHeapSnapshot(`soak-heap-${process.pid}-${at}s.heapsnapshot`);
+      },
+      Number(at) * 1000,
+    ).unref();
   }
 }
