@@ -427,7 +427,9 @@ export class FileIo {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.running === undefined) this.running = this.loop();
+      // With nothing to do, loop() would settle (and clear `running`) before the assignment,
+      // leaving a settled promise there for ever: no round would start again.
+      if (this.running === undefined && this.hasWork()) this.running = this.loop();
     });
   }
 
@@ -441,17 +443,16 @@ export class FileIo {
 
   private async loop(): Promise<void> {
     try {
-      while (
-        this.hooks.size > 0 ||
-        this.dirty.length > 0 ||
-        this.tasks.length > 0 ||
-        this.pendingWaiters()
-      ) {
-        await this.round();
-      }
+      while (this.hasWork()) await this.round();
     } finally {
       this.running = undefined;
     }
+  }
+
+  private hasWork(): boolean {
+    return (
+      this.hooks.size > 0 || this.dirty.length > 0 || this.tasks.length > 0 || this.pendingWaiters()
+    );
   }
 
   private pendingWaiters(): boolean {
