@@ -204,9 +204,15 @@ function stallNote(name: string, stalls: Stall[]): string {
     `${s.stall_ms} ms at ${s.t} s (on a CPU ${s.cpu_ms} ms, of it GC ${s.gc_ms} ms; waiting for a core ${s.wait_ms} ms)`;
   const longest = stalls.reduce((a, b) => (b.stall_ms > a.stall_ms ? b : a));
   const busiest = stalls.reduce((a, b) => (b.cpu_ms - b.gc_ms > a.cpu_ms - a.gc_ms ? b : a));
+  // Neither running nor waiting for a core: blocked (in a GC pause waiting for V8's
+  // helper threads, or in a system call).
+  const asleep = (s: Stall): number => s.stall_ms - s.cpu_ms - s.wait_ms;
+  const sleepiest = stalls.reduce((a, b) => (asleep(b) > asleep(a) ? b : a));
+  const blocked = stalls.filter((s) => asleep(s) > 30).length;
   return (
     `${name}: ${stalls.length} turns over the threshold after warm-up; longest ${fmt(longest)}; ` +
-    `most CPU outside GC ${fmt(busiest)}`
+    `most CPU outside GC ${fmt(busiest)}; ${blocked} blocked (neither running nor waiting) ` +
+    `over 30 ms, the longest ${fmt(sleepiest)}`
   );
 }
 
