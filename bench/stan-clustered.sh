@@ -6,6 +6,9 @@
 #   stan-clustered.sh wirebus     three nats-server 2.9 nodes with JetStream clustering
 #                                 (clients on $PORT and two free ports) and three
 #                                 bin/wirebus --clustered nodes on them (-ns all three)
+#   stan-clustered.sh wirebus-js  one bin/wirebus -js (wirebus's own JetStream, a single
+#                                 engine node, R1) on $PORT and three bin/wirebus
+#                                 --clustered nodes on it
 #   stan-clustered.sh reference   one nats-server on $PORT and three reference
 #                                 nats-streaming-server nodes, --clustered, FILE store
 #                                 (RAFT_FILE); STAN_REF_BIN or /tmp/stan-ref/...
@@ -16,7 +19,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-mode=${1:?usage: stan-clustered.sh wirebus|reference}
+mode=${1:?usage: stan-clustered.sh wirebus|wirebus-js|reference}
 : "${PORT:?}" "${DATA_DIR:?}"
 HOST=${HOST:-127.0.0.1}
 ref_bin=${STAN_REF_BIN:-/tmp/stan-ref/nats-streaming-server}
@@ -51,6 +54,17 @@ CONF
         peers=$(echo a b c | tr ' ' '\n' | grep -v "$n" | paste -sd,)
         node "$repo/bin/wirebus" -a 127.0.0.1 -p "$(free_port)" -ns "$urls" --clustered \
             --cluster_node_id "$n" --cluster_peers "$peers" -st FILE --dir "$DATA_DIR/$n" &
+        pids+=($!)
+    done
+    ;;
+wirebus-js)
+    node "$repo/bin/wirebus" -a 127.0.0.1 -p "$PORT" -js -sd "$DATA_DIR/js" &
+    pids+=($!)
+    sleep 1
+    for n in a b c; do
+        peers=$(echo a b c | tr ' ' '\n' | grep -v "$n" | paste -sd,)
+        node "$repo/bin/wirebus" -a 127.0.0.1 -p "$(free_port)" -ns "nats://127.0.0.1:$PORT" \
+            --clustered --cluster_node_id "$n" --cluster_peers "$peers" -st FILE --dir "$DATA_DIR/$n" &
         pids+=($!)
     done
     ;;

@@ -139,7 +139,7 @@ function apply(
       break;
     case 'raft_lease_timeout':
       out.leaseTimeout = v as number;
-      out.renewInterval = Math.max(1, Math.floor((v as number) / 4));
+      out.renewInterval = Math.max(1, Math.floor((v as number) / 5));
       break;
     case 'raft_election_timeout':
       out.electionTimeout = v as number;

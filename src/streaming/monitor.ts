@@ -7,11 +7,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { nowMs, rfc3339, uptime } from '../monitor/format.js';
 import { json, type MonitorHandler, type MonitorResponse } from '../monitor/http.js';
 import type { Channel } from './channel.js';
-import type { StanClient } from './client.js';
+import {
+  servedChannel,
+  streamingView,
+  type ChannelView,
+  type ClientView,
+  type Subscriptionz,
+} from './monitor-view.js';
 import type { StreamingServer } from './server.js';
 import { STREAMING_VERSION } from './server.js';
 import { storezLimits } from './store/limits-json.js';
-import type { Sub } from './subscription.js';
 
 /** What the streaming endpoints need from the monitor: monitor.register(). */
 export interface MonitorRegistry {
@@ -19,21 +24,6 @@ export interface MonitorRegistry {
 }
 
 const DEFAULT_LIMIT = 1024;
-
-export interface Subscriptionz {
-  client_id: string;
-  inbox: string;
-  ack_inbox: string;
-  durable_name?: string;
-  queue_name?: string;
-  is_durable: boolean;
-  is_offline: boolean;
-  max_inflight: number;
-  ack_wait: number;
-  last_sent: number;
-  pending_count: number;
-  is_stalled: boolean;
-}
 
 export interface Clientz {
   id: string;
@@ -213,40 +203,14 @@ export function storez(s: StreamingServer): Record<string, unknown> {
   };
 }
 
-export function subscriptionz(sub: Sub): Subscriptionz {
-  const out: Subscriptionz = {
-    client_id: sub.clientID,
-    inbox: sub.inbox,
-    ack_inbox: sub.ackInbox,
-    is_durable: sub.isDurable,
-    is_offline: sub.offline,
-    max_inflight: sub.maxInflight,
-    ack_wait: sub.ackWaitSecs,
-    last_sent: sub.group !== null && sub.group.shadow === sub ? sub.group.lastSent : sub.lastSent,
-    pending_count: sub.pending.size,
-    is_stalled: sub.stalled,
-  };
-  // Field order as the reference: durable_name and queue_name after ack_inbox.
-  if (sub.durableName === '' && sub.queueName === '') return out;
-  const { client_id, inbox, ack_inbox, ...rest } = out;
-  return {
-    client_id,
-    inbox,
-    ack_inbox,
-    ...(sub.durableName !== '' ? { durable_name: sub.durableName } : {}),
-    ...(sub.queueName !== '' ? { queue_name: sub.queueName } : {}),
-    ...rest,
-  };
-}
-
-function clientz(c: StanClient, subs: boolean): Clientz {
-  const out: Clientz = { id: c.id, hb_inbox: c.hbInbox, subs_count: c.subs.length };
-  if (subs && c.subs.length > 0) {
+function clientz(c: ClientView, subs: boolean): Clientz {
+  const out: Clientz = { id: c.id, hb_inbox: c.hbInbox, subs_count: c.subsCount };
+  if (subs && c.subsCount > 0) {
     const byChannel = new Map<string, Subscriptionz[]>();
-    for (const sub of c.subs) {
-      const list = byChannel.get(sub.channel.name);
-      if (list === undefined) byChannel.set(sub.channel.name, [subscriptionz(sub)]);
-      else list.push(subscriptionz(sub));
+    for (const [name, z] of c.subscriptions()) {
+      const list = byChannel.get(name);
+      if (list === undefined) byChannel.set(name, [z]);
+      else list.push(z);
     }
     // Go marshals a map with its keys sorted.
     const sorted: Record<string, Subscriptionz[]> = {};
@@ -256,8 +220,8 @@ function clientz(c: StanClient, subs: boolean): Clientz {
   return out;
 }
 
-export function channelz(ch: Channel, subs: boolean): Channelz {
-  const msgs = ch.store.msgs;
+function channelzOf(ch: ChannelView, subs: boolean): Channelz {
+  const msgs = ch.msgs;
   const out: Channelz = {
     name: ch.name,
     msgs: msgs.count,
@@ -267,36 +231,42 @@ export function channelz(ch: Channel, subs: boolean): Channelz {
     subs_count: ch.subsCount,
   };
   if (subs) {
-    const all = ch.allSubs();
-    if (all.length > 0) out.subscriptions = all.map(subscriptionz);
+    const all = ch.subscriptions();
+    if (all.length > 0) out.subscriptions = all;
   }
   return out;
+}
+
+export function channelz(ch: Channel, subs: boolean): Channelz {
+  return channelzOf(servedChannel(ch), subs);
 }
 
 function clientsz(s: StreamingServer, q: URLSearchParams): MonitorResponse {
   const subs = wantSubs(q);
   const id = q.get('client') ?? '';
+  const view = streamingView(s).clients;
   if (id !== '') {
-    const c = s.clients.get(id);
+    const c = view.get(id);
     if (c === undefined) return notFoundText(`Client ${id} not found`);
     return json(clientz(c, subs), q);
   }
   const { offset, limit } = paging(q);
-  const ids = [...s.clients.keys()].sort(byteOrder);
-  const clients = page(ids, offset, limit).map((cid) => clientz(s.clients.get(cid)!, subs));
+  const ids = [...view.keys()].sort(byteOrder);
+  const clients = page(ids, offset, limit).map((cid) => clientz(view.get(cid)!, subs));
   return json({ ...head(s), offset, limit, count: clients.length, total: ids.length, clients }, q);
 }
 
 function channelsz(s: StreamingServer, q: URLSearchParams): MonitorResponse {
   const subs = wantSubs(q);
   const name = q.get('channel') ?? '';
+  const view = streamingView(s).channels;
   if (name !== '') {
-    const ch = s.channels.get(name);
+    const ch = view.get(name);
     if (ch === undefined) return notFoundText(`Channel ${name} not found`);
-    return json(channelz(ch, subs), q);
+    return json(channelzOf(ch, subs), q);
   }
   const { offset, limit } = paging(q);
-  const names = [...s.channels.keys()].sort(byteOrder);
+  const names = [...view.keys()].sort(byteOrder);
   const selected = page(names, offset, limit);
   const out: Record<string, unknown> = {
     ...head(s),
@@ -307,7 +277,7 @@ function channelsz(s: StreamingServer, q: URLSearchParams): MonitorResponse {
   };
   // Both keys are omitempty: an empty page has neither.
   if (selected.length > 0) {
-    if (subs) out.channels = selected.map((n) => channelz(s.channels.get(n)!, true));
+    if (subs) out.channels = selected.map((n) => channelzOf(view.get(n)!, true));
     else out.names = selected;
   }
   return json(out, q);

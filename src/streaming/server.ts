@@ -108,7 +108,7 @@ export class StreamingServer {
   /** The clustered node (--clustered), null otherwise. */
   cluster: ClusterMember | null = null;
   /** Counts clustered step-downs, so that a promotion overtaken by one stops. */
-  private generation = 0;
+  generation = 0;
   /** Called after abort() (the command exits; an embedding program decides). */
   onAbort: ((reason: string) => void) | null = null;
   private started = false;

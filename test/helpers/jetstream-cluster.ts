@@ -1,13 +1,18 @@
 // Three nats-server nodes (Debian's, as .ci/run installs it) with JetStream
-// clustering on loopback: free ports, a temporary store directory each. A node can
-// be killed with SIGKILL and started again on the same ports and directory.
+// clustering on loopback, or one `bin/wirebus -js` (wirebus's own JetStream): free
+// ports, a temporary store directory each. A node can be killed with SIGKILL and
+// started again on the same ports and directory.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect } from 'nats';
 import { freePort } from './process.js';
+
+/** The repository root (bin/wirebus): this file runs as dist/test/helpers/. */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -38,8 +43,16 @@ export class JetStreamCluster {
     return this.nodes.map((n) => n.url).join(',');
   }
 
-  static async start(size = 3): Promise<JetStreamCluster> {
-    const c = new JetStreamCluster();
+  /**
+   * `size` nats-server nodes with JetStream clustering; or, with `engine` 'wirebus',
+   * one `bin/wirebus -js` (wirebus's own JetStream, a single engine node).
+   */
+  static async start(
+    size = 3,
+    engine: 'nats-server' | 'wirebus' = 'nats-server',
+  ): Promise<JetStreamCluster> {
+    const c = new JetStreamCluster(engine);
+    if (engine === 'wirebus') size = 1;
     for (let i = 0; i < size; i++) {
       const port = await freePort();
       c.nodes.push({
@@ -61,8 +74,30 @@ export class JetStreamCluster {
     return c;
   }
 
+  private constructor(private readonly engine: 'nats-server' | 'wirebus') {}
+
   private run(i: number): void {
     const node = this.nodes[i]!;
+    if (this.engine === 'wirebus') {
+      this.watch(
+        node,
+        spawn(
+          process.execPath,
+          [
+            'bin/wirebus',
+            '-a',
+            '127.0.0.1',
+            '-p',
+            String(node.port),
+            '-js',
+            '-sd',
+            join(this.dir, node.name),
+          ],
+          { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+        ),
+      );
+      return;
+    }
     const routes = this.routePorts
       .filter((_, j) => j !== i)
       .map((p) => `nats-route://127.0.0.1:${p}`);
@@ -76,12 +111,15 @@ export class JetStreamCluster {
         `cluster { name: wbjs, listen: 127.0.0.1:${this.routePorts[i]!}, routes: [${routes.join(', ')}] }`,
       ].join('\n'),
     );
-    const child = spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.watch(node, spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  }
+
+  private watch(node: JsNode, child: ChildProcess): void {
     running.add(child);
     node.child = child;
     node.log = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (t: string) => {
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (t: string) => {
       node.log += t;
     });
     child.once('exit', () => {

@@ -85,7 +85,7 @@ describe('clustered mode settings', () => {
     assert.equal(c.nodeId, 'z');
     assert.deepEqual(c.peers, ['a', 'c']);
     assert.equal(c.leaseTimeout, 2000);
-    assert.equal(c.renewInterval, 500);
+    assert.equal(c.renewInterval, 400);
     assert.equal(c.electionTimeout, 3000);
     assert.deepEqual(c.ignored, ['bootstrap', 'log_path', 'raft_heartbeat_timeout']);
     assert.deepEqual(validateStreamingOptions(resolveStreamingOptions(s.options)), []);

@@ -90,6 +90,7 @@ export interface StanOptions {
   stanMaxPingOut?: number;
   maxReconnectAttempts?: number;
   reconnect?: boolean;
+  reconnectTimeWait?: number;
 }
 
 interface StanModule {

@@ -162,11 +162,36 @@ export class Lease {
       this.extend(sentAt);
     } catch (err) {
       if (!this.leading) return;
-      // Refused because the revision moved: someone else holds the lease now.
-      if (/wrong last sequence/i.test(String(err)))
-        this.lose('the lease was taken by another node');
+      // Refused because the revision moved: someone else holds the lease now, unless
+      // the move was an earlier renewal of ours that timed out but was stored.
+      if (/wrong last sequence/i.test(String(err))) await this.adoptOwnRenewal();
       // Otherwise (JetStream unreachable, no answer) the expiry timer decides.
     }
+  }
+
+  /**
+   * The key's revision is not ours any more. If the key still names this node, the
+   * last write was one of our renewals (another node's take would name it): carry on
+   * from its revision, without extending the lease (when it was sent is unknown; the
+   * next renewal extends it). Otherwise another node took the lease: step down.
+   */
+  private async adoptOwnRenewal(): Promise<void> {
+    let entry;
+    try {
+      entry = await this.bucket.get(LEASE_KEY);
+    } catch {
+      return; // the expiry timer decides
+    }
+    if (!this.leading || this.stopped) return;
+    if (entry === null) return; // the expiry timer decides
+    const value = entry.operation === 'PUT' ? readValue(entry.value) : null;
+    const ours =
+      value !== null &&
+      value.released !== true &&
+      value.node === this.nodeId &&
+      value.server === this.serverId;
+    if (ours && entry.revision > this.revision) this.revision = entry.revision;
+    else this.lose('the lease was taken by another node');
   }
 
   private extend(sentAt: number): void {

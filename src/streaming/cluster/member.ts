@@ -40,6 +40,12 @@ const START_LIMIT_MS = 30_000;
 export class ClusterMember {
   readonly nodeId: string;
   private engine!: JsEngine;
+  /**
+   * The lease's own connection: on the store's, a renewal would wait behind every
+   * message write in flight (thousands under load, seconds at JetStream), and a busy
+   * Leader would lose its lease.
+   */
+  private leaseEngine!: JsEngine;
   private lease!: Lease;
   /** Counts elections, so that a promotion overtaken by a step-down stops. */
   private term = 0;
@@ -87,10 +93,23 @@ export class ClusterMember {
           o.replicas,
         );
         try {
-          bucket = await this.engine.bucket(leaseBucket(h.clusterId), o.renewInterval * 2);
+          this.leaseEngine = await JsEngine.connect(
+            this.natsServer,
+            `_NSS-${h.clusterId}-${this.nodeId}-lease`,
+            o.replicas,
+          );
+        } catch (err) {
+          await this.engine.close();
+          throw err;
+        }
+        try {
+          // A renewal may take as long as the lease lasts (a loaded JetStream answers in
+          // seconds): one given up earlier would never extend it, even when stored.
+          bucket = await this.leaseEngine.bucket(leaseBucket(h.clusterId), o.leaseTimeout);
           store = await this.openStore();
         } catch (err) {
           await this.engine.close();
+          await this.leaseEngine.close();
           throw err;
         }
         break;
@@ -164,15 +183,25 @@ export class ClusterMember {
     h.demote(reason);
     if (this.stopped) return;
     // A fresh mirror: the old one may hold writes JetStream never took.
-    this.storeReady = this.openStore().then(
-      (store) => {
-        if (this.stopped) void store.close();
+    this.storeReady = this.followAgain();
+  }
+
+  /** Opens a fresh store; while JetStream does not answer (its server down), tries again. */
+  private async followAgain(): Promise<void> {
+    const h = this.host;
+    // A function: the loop's awaits may see stop() change it.
+    const stopped = (): boolean => this.stopped;
+    for (let attempt = 1; !stopped(); attempt++) {
+      try {
+        const store = await this.openStore();
+        if (stopped()) void store.close();
         else h.store = store;
-      },
-      (err: unknown) => {
-        h.logger.error(`STAN: clustered: cannot follow again: ${String(err)}`);
-      },
-    );
+        return;
+      } catch (err) {
+        h.logger.error(`STAN: clustered: cannot follow again (attempt ${attempt}): ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   }
 
   /** A Leader's store is closed by the server first (its last state written); then the lease goes. */
@@ -180,5 +209,6 @@ export class ClusterMember {
     this.stopped = true;
     await this.lease.stop();
     await this.engine.close();
+    await this.leaseEngine.close();
   }
 }

@@ -21,7 +21,7 @@ export interface ClusteringOptions {
    * stepped down before anyone can take over.
    */
   electionTimeout: number;
-  /** How often the Leader renews its lease (a quarter of leaseTimeout unless set). */
+  /** How often the Leader renews its lease (a fifth of leaseTimeout unless set). */
   renewInterval: number;
   /** Replicas of the streams and buckets (3; 1 when the JetStream is not clustered). */
   replicas: number;
@@ -32,11 +32,14 @@ export interface ClusteringOptions {
 export const DEFAULT_CLUSTERING: Readonly<ClusteringOptions> = Object.freeze({
   nodeId: '',
   peers: [],
-  // Longer than a JetStream stream's own leader election in nats-server 2.9 (2-5 s):
-  // losing the JetStream server that leads the lease bucket must not end the lease.
-  leaseTimeout: 7000,
-  electionTimeout: 8500,
-  renewInterval: 1000,
+  // A failover takes electionTimeout plus a read interval plus the promotion: a few
+  // seconds. A JetStream server killed while it led the lease bucket leaves the bucket
+  // without a raft leader for 4-9 s in nats-server 2.9: the lease may lapse then, and
+  // a Leader is elected again once the bucket has one (no acknowledged message is
+  // lost; raise both timeouts to ride such elections out instead).
+  leaseTimeout: 3000,
+  electionTimeout: 4000,
+  renewInterval: 600,
   replicas: 3,
   ignored: [],
 });

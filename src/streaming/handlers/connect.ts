@@ -67,7 +67,21 @@ function register(s: StreamingServer, reply: string, req: ConnectRequest): void 
     res.pingMaxOut = req.pingMaxOut;
   }
   s.logger.debug(`STAN: [Client:${req.clientID}] Connected (Inbox=${req.heartbeatInbox})`);
-  s.bus.publish(reply, null, ConnectResponse.encode(res).finish());
+  const bytes = ConnectResponse.encode(res).finish();
+  const durable = s.store.recordsDurable?.();
+  if (durable === undefined) {
+    s.bus.publish(reply, null, bytes);
+    return;
+  }
+  // Clustered: answered once the registration survives a failover (never, if the
+  // node stopped leading meanwhile: the client asks again or times out).
+  const generation = s.generation;
+  void durable.then(
+    () => {
+      if (s.serving && s.generation === generation) s.bus.publish(reply, null, bytes);
+    },
+    () => undefined,
+  );
 }
 
 function respondError(s: StreamingServer, reply: string, error: string): void {

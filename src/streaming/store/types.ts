@@ -183,6 +183,13 @@ export interface Store {
   /** Resolves once every write made before the call is durable. */
   flush(): Promise<void>;
   /**
+   * Stores whose records (clients, subscriptions) become durable later than their
+   * messages (the clustered JetStream store writes them to a bucket, coalesced):
+   * resolves once every record written before the call is durable. The server
+   * answers a connect only then, as the reference answers it once replicated.
+   */
+  recordsDurable?(): Promise<void>;
+  /**
    * Takes the fault-tolerance lock (the store is shared by an active and standby
    * servers): true if taken, false if another server holds it. Memory: NOT_SUPPORTED.
    */

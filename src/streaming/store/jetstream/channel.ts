@@ -2,6 +2,7 @@
 // stores (the mirror every read is served from, with the same limits as STANDALONE),
 // plus what the Leader still has to write to JetStream. A Follower fills the same
 // mirror from the stream and the state bucket with apply*(), which write nothing.
+import type { PublishOptions } from 'nats';
 import { watchChannelInactivity, type InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
 import { MemoryMsgStore, type MsgStoreContext } from '../memory-msgs.js';
@@ -111,9 +112,13 @@ export class JsChannel implements ChannelStore {
   ready = false;
   /** Stored before the stream was ready, in order. */
   unsent: StoredMsg[] = [];
-  /** Published, not acknowledged yet, in order: inflight[inflightHead..]. */
+  /**
+   * Stored, not acknowledged yet, in order: inflight[inflightHead..]; those before
+   * inflight[sentUpTo] were published (writer.ts keeps at most a window out).
+   */
   inflight: StoredMsg[] = [];
   inflightHead = 0;
+  sentUpTo = 0;
   /** Highest sequence published / acknowledged by JetStream. */
   sent = 0;
   acked = 0;
@@ -133,6 +138,8 @@ export class JsChannel implements ChannelStore {
   purgedTo = 0;
   /** Index in the store's ack inbox (`<inbox>.<index>`). */
   index = 0;
+  /** The Leader's publish options for this channel (writer.ts), made on its first message. */
+  publishOptions: PublishOptions | null = null;
 
   constructor(
     readonly clusterId: string,

@@ -86,6 +86,8 @@ export class JetStreamStore
   private readonly dirtyClients = new Map<string, boolean>();
   private readonly deletedChannels: JsChannel[] = [];
   private kvDown = false;
+  /** recordsDurable() callers, resolved by the next sync() whose writes all succeed. */
+  private recordWaiters: (() => void)[] = [];
 
   private constructor(
     private readonly options: JetStreamStoreOptions,
@@ -248,6 +250,15 @@ export class JetStreamStore
     return pending === 0 ? DONE : promise;
   }
 
+  recordsDurable(): Promise<void> {
+    if (this.failed !== null) return Promise.reject(new Error(this.failed));
+    if (!this.writing) return DONE;
+    return new Promise((resolve) => {
+      this.recordWaiters.push(resolve);
+      this.kick(0);
+    });
+  }
+
   /** Clustered nodes elect their Leader with a lease (cluster/lease.ts), not a store lock. */
   tryExclusiveLock(): Promise<boolean> {
     return Promise.reject(new StoreError('NOT_SUPPORTED'));
@@ -388,7 +399,11 @@ export class JetStreamStore
   private async sync(): Promise<void> {
     if (!this.writing) return;
     const writes: Promise<unknown>[] = [];
+    // Resolved once this round's writes all succeeded; else the next round has them.
+    const waiters = this.recordWaiters.splice(0);
+    const round = { failed: false };
     const retry = (redo: () => void) => (err: unknown) => {
+      round.failed = true;
       if (!this.writing) return;
       redo();
       if (!this.kvDown) this.warn(`clustered: cannot write the state bucket: ${String(err)}`);
@@ -442,6 +457,8 @@ export class JetStreamStore
       }
     }
     await Promise.all(writes);
+    if (round.failed) this.recordWaiters.unshift(...waiters);
+    else for (const w of waiters) w();
     if (this.kvDown && this.isWriting() && this.syncTimer === undefined) {
       this.kvDown = false;
       this.warn('clustered: the state bucket takes writes again');

@@ -11,8 +11,9 @@
 // data); ours counts as acknowledged, anything else fails the store. Then the rest
 // goes out again, pipelined. (Nats-Msg-Id deduplication would do the same for a
 // header and a map entry per message in JetStream; this costs a read on the rare
-// resend instead.)
-import { headers, type Msg } from 'nats';
+// resend instead.) At most WINDOW messages of a channel are out at a time; the rest
+// go out as acknowledgements come back.
+import { headers, type Msg, type MsgHdrs } from 'nats';
 import type { StoredMsg } from '../types.js';
 import type { JsChannel } from './channel.js';
 import { msgParts } from './codec.js';
@@ -21,6 +22,14 @@ import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 
 /** Unacknowledged for this long: sent again. */
 const RETRY_MS = 1000;
+/**
+ * Messages of one channel published and not acknowledged yet, at most. Deep enough
+ * to keep JetStream busy (thousands a second at any round trip under 100 ms); bounded
+ * so that JetStream's queues stay short: a publisher with 16k PubAcks outstanding
+ * would otherwise put 16k writes ahead of everything else there, the lease renewals
+ * and state writes included, for seconds under load.
+ */
+const WINDOW = 2048;
 const WRONG_LAST = /wrong last sequence: (\d+)/;
 
 export interface WriterHost {
@@ -31,6 +40,12 @@ export interface WriterHost {
 }
 
 export class MessageWriter {
+  /**
+   * One header set for every publish: the client encodes it inside publish(), so it
+   * is refilled for the next message instead of made anew.
+   */
+  private readonly headers: MsgHdrs = headers();
+
   constructor(
     private readonly host: WriterHost,
     /** Acks come back on `<ackPrefix>.<channel index>`. */
@@ -42,24 +57,36 @@ export class MessageWriter {
     if (ch.inflightCount === 0) ch.progressAt = performance.now();
     ch.inflight.push(msg);
     ch.sent = msg.sequence;
-    // While a resend is being sorted out, later messages wait their turn.
-    if (!ch.retrying) this.send(ch, msg);
+    // While a resend is being sorted out, later messages wait their turn; beyond the
+    // window, they wait for acknowledgements.
+    if (!ch.retrying) this.fill(ch);
+  }
+
+  /** Publishes waiting messages while fewer than WINDOW are out. */
+  private fill(ch: JsChannel): void {
+    const end = Math.min(ch.inflight.length, ch.inflightHead + WINDOW);
+    while (ch.sentUpTo < end) this.send(ch, ch.inflight[ch.sentUpTo++]!);
   }
 
   private send(ch: JsChannel, msg: StoredMsg): void {
     const { reply, data } = msgParts(msg.encoded);
-    const h = headers();
+    const h = this.headers;
     h.set('Nats-Expected-Last-Sequence', String(msg.sequence - 1));
     h.set(TIMESTAMP_HEADER, msg.timestamp.toString());
     if (reply.length > 0) h.set(REPLY_HEADER, Buffer.from(reply).toString());
-    this.host.engine.nc.publish(ch.subject, data, {
-      reply: `${this.ackPrefix}.${ch.index}`,
-      headers: h,
-    });
+    else if (h.has(REPLY_HEADER)) h.delete(REPLY_HEADER);
+    const options = (ch.publishOptions ??= { reply: `${this.ackPrefix}.${ch.index}`, headers: h });
+    this.host.engine.nc.publish(ch.subject, data, options);
   }
 
   /** A JetStream PubAck (or error) for channel `ch`. */
   onAck(ch: JsChannel, msg: Msg): void {
+    // The usual answer is read from its bytes; anything else is parsed in full.
+    const fast = ackedSequence(msg.data);
+    if (fast > 0) {
+      this.stored(ch, fast);
+      return;
+    }
     let seq = 0;
     let error = '';
     try {
@@ -81,6 +108,11 @@ export class MessageWriter {
       }
       return;
     }
+    this.stored(ch, seq);
+  }
+
+  /** JetStream stored sequence `seq` of the channel's stream. */
+  private stored(ch: JsChannel, seq: number): void {
     if (seq <= ch.acked) return;
     if (seq !== ch.acked + 1) {
       this.host.fail(
@@ -95,11 +127,14 @@ export class MessageWriter {
   private advance(ch: JsChannel): void {
     ch.acked++;
     ch.inflight[ch.inflightHead++] = undefined as unknown as StoredMsg;
+    if (ch.sentUpTo < ch.inflightHead) ch.sentUpTo = ch.inflightHead;
     if (ch.inflightHead === ch.inflight.length) {
       ch.inflight = [];
       ch.inflightHead = 0;
+      ch.sentUpTo = 0;
     } else if (ch.inflightHead >= 1024 && ch.inflightHead * 2 >= ch.inflight.length) {
       ch.inflight = ch.inflight.slice(ch.inflightHead);
+      ch.sentUpTo -= ch.inflightHead;
       ch.inflightHead = 0;
     }
     ch.progressAt = performance.now();
@@ -111,8 +146,9 @@ export class MessageWriter {
     if (ch.retrying) {
       // The resent head is in: the rest goes out again, pipelined.
       ch.retrying = false;
-      for (let i = ch.inflightHead; i < ch.inflight.length; i++) this.send(ch, ch.inflight[i]!);
+      ch.sentUpTo = ch.inflightHead;
     }
+    this.fill(ch);
   }
 
   /**
@@ -161,8 +197,32 @@ export class MessageWriter {
       if (idle > RETRY_MS && now - ch.retriedAt > RETRY_MS && !ch.verifying) {
         ch.retriedAt = now;
         ch.retrying = true;
+        ch.sentUpTo = ch.inflightHead + 1;
         this.send(ch, ch.inflight[ch.inflightHead]!);
       }
     }
   }
+}
+
+const SEQ_FIELD = Buffer.from('"seq":');
+
+/**
+ * The sequence of a successful JetStream PubAck (`{"stream":"S","seq":N}` and maybe
+ * `"duplicate":true`), read from the bytes; 0 for anything else (an error, an empty
+ * status message), which onAck then parses in full.
+ */
+function ackedSequence(data: Uint8Array): number {
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  // "stream" first: a stream name cannot hold a quote, so no earlier "seq": can match.
+  if (b.length < 20 || b[0] !== 0x7b || b[2] !== 0x73) return 0;
+  const at = b.indexOf(SEQ_FIELD);
+  if (at < 0) return 0;
+  let seq = 0;
+  let i = at + SEQ_FIELD.length;
+  for (; i < b.length; i++) {
+    const c = b[i]!;
+    if (c < 0x30 || c > 0x39) break;
+    seq = seq * 10 + (c - 0x30);
+  }
+  return i === at + SEQ_FIELD.length || (b[i] !== 0x2c && b[i] !== 0x7d) ? 0 : seq;
 }
