@@ -10,6 +10,9 @@
 //   DRIVERS="postgres mysql"   which drivers to measure
 //   OTHER_WIREBUS=path         compare this bin/wirebus (e.g. an older build) instead of
 //                              the reference, to measure a change of schema
+//   SQL_FLAGS="--sql_no_caching"  more flags for both servers
+//   STAN_COMPARE=path          stan-compare.sh of a writable copy of ../shared/bench
+//                              (it builds its tools and keeps results beside itself)
 //   plus stan-compare.sh's (ROUNDS, ONLY, DURATION, SCALE; defaults 2, "pub pubsub", 8, 1)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,11 +27,14 @@ import { loadInto } from '../test/streaming/sql-databases.js';
 const root = resolve(import.meta.dirname, '..', '..');
 // ../shared beside the main checkout, two levels up from a worktree under wt/.
 const compare =
+  process.env.STAN_COMPARE ??
   [resolve(root, '..', 'shared'), resolve(root, '..', '..', 'shared')]
     .map((d) => join(d, 'bench', 'stan-compare.sh'))
-    .find((f) => existsSync(f)) ?? 'stan-compare.sh';
+    .find((f) => existsSync(f)) ??
+  'stan-compare.sh';
 const refBin = process.env.STAN_REF_BIN ?? '/tmp/stan-ref/nats-streaming-server';
 const other = process.env.OTHER_WIREBUS;
+const flags = process.env.SQL_FLAGS ?? '';
 const drivers = (process.env.DRIVERS ?? 'postgres mysql').split(/\s+/) as SqlDriver[];
 const dir = mkdtempSync(join(tmpdir(), 'wirebus-sqlbench-'));
 
@@ -66,12 +72,12 @@ for (const driver of drivers) {
   const db = await database(driver);
   const wirebus = (bin: string): string =>
     `${db.make} && exec node ${bin} -a 127.0.0.1 -p $PORT -m $MPORT -st SQL` +
-    ` --sql_driver ${driver} --sql_source "${db.ours}"`;
+    ` --sql_driver ${driver} --sql_source "${db.ours}" ${flags}`;
   const ref =
     other !== undefined
       ? wirebus(other)
       : `${db.make} && exec ${refBin} -a 127.0.0.1 -p $PORT -m $MPORT -st SQL` +
-        ` --sql_driver ${driver} --sql_source "${db.ref}"`;
+        ` --sql_driver ${driver} --sql_source "${db.ref}" ${flags}`;
   process.stderr.write(`\n## ${driver}\n`);
   spawnSync('bash', [compare, wirebus(join(root, 'bin', 'wirebus')), `wirebus-${driver}`, ref], {
     stdio: 'inherit',

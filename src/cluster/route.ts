@@ -107,9 +107,12 @@ export class Route implements RouteParserHandler, RouteSink {
     socket.on('data', (chunk: Buffer) => {
       this.onData(chunk);
     });
-    watchSocket(socket, this, () => {
-      this.client.drained();
-    });
+    watchSocket(socket, this);
+  }
+
+  /** The socket wrote everything out: publishers held for this route may go on. */
+  drained(): void {
+    this.client.drained();
   }
 
   /**

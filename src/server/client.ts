@@ -106,6 +106,8 @@ export class Client implements ParserHandler {
   firstPongSent = false;
 
   closed = false;
+  /** The peer closed its side (the socket's 'end'): nothing more will be read. */
+  peerEnded = false;
   closeReason = '';
   stop: Date | null = null;
 
@@ -116,6 +118,8 @@ export class Client implements ParserHandler {
   /** Holding publishers, being held, and the slow consumer cut-offs (backpressure.ts). */
   readonly flow: Flow;
   private pingTimer: NodeJS.Timeout | null = null;
+  /** The ping timer is the first one, set at accept (its delay is the early one). */
+  private pingTimerFirst = false;
   private authTimer: NodeJS.Timeout | null = null;
 
   // A one-entry cache of the last published subject, checked by bytes.
@@ -193,9 +197,7 @@ export class Client implements ParserHandler {
     if (socket === null) return;
     socket.setNoDelay(true);
     if (!this.sharedReads) socket.on('data', this.onRead);
-    watchSocket(socket, this, () => {
-      this.drained();
-    });
+    watchSocket(socket, this);
     if (info !== null) this.send(info);
     const override = this.via?.auth ?? null;
     if (this.server.authRequired || override?.required === true) {
@@ -282,8 +284,12 @@ export class Client implements ParserHandler {
       const now = Date.now();
       this.rtt = now - this.start.getTime();
       this.lastActivity = now;
-      if (this.pingTimer !== null) clearTimeout(this.pingTimer);
-      this.schedulePing(true);
+      // The first timer, set at accept, starts over (no new timer per connection).
+      if (this.pingTimer !== null && this.pingTimerFirst) this.pingTimer.refresh();
+      else {
+        if (this.pingTimer !== null) clearTimeout(this.pingTimer);
+        this.schedulePing(true);
+      }
     }
     if (this.verbose) this.send(OK);
   }
@@ -607,12 +613,15 @@ export class Client implements ParserHandler {
     const interval = this.server.options.pingInterval;
     // The first PING comes early (at most 2 s plus up to 20%), as the reference does.
     const delay = first ? Math.min(interval, 2000) * (1 + Math.random() * 0.2) : interval;
-    this.pingTimer = setTimeout(() => {
-      this.pingTimer = null;
-      this.onPingTimer();
-    }, delay);
+    this.pingTimer = setTimeout(this.pingFired, delay);
     this.pingTimer.unref();
+    this.pingTimerFirst = first;
   }
+
+  private readonly pingFired = (): void => {
+    this.pingTimer = null;
+    this.onPingTimer();
+  };
 
   private onPingTimer(): void {
     if (this.closed) return;
@@ -672,9 +681,17 @@ export class Client implements ParserHandler {
     if (socket !== null) {
       if (!socket.destroyed) {
         this.flow.handed += this.out.flush(socket);
-        socket.end();
-        // A peer that never reads would keep the socket forever.
-        setTimeout(() => socket.destroy(), 2000).unref();
+        if (this.peerEnded && this.sharedReads && socket.writableLength === 0) {
+          // A plain TCP peer closed its side and everything we wrote is in the kernel:
+          // nothing is left to read or to wait for, and closing the socket sends our
+          // FIN after those bytes (no shutdown, no timer per connection). TLS and
+          // WebSocket connections still end with their own closing words.
+          socket.destroy();
+        } else {
+          socket.end();
+          // A peer that never reads would keep the socket forever.
+          setTimeout(() => socket.destroy(), 2000).unref();
+        }
       }
     }
     this.server.clientClosed(this);
@@ -745,23 +762,50 @@ function isGatewayPrefix(b: Buffer, start: number): boolean {
   );
 }
 
+/** A connection whose socket watchSocket() watches: a client, or a route. */
+export interface WatchedConnection {
+  close(reason: string): void;
+  /** Set when the peer closed its side (the socket's 'end'). */
+  peerEnded?: boolean;
+  /** The socket wrote everything out. */
+  drained(): void;
+}
+
+/** The connection a watched socket belongs to, for the shared listeners below. */
+const watcherOf = Symbol('wirebus.watcher');
+
+interface Watched {
+  [watcherOf]: WatchedConnection;
+}
+
+// One set of listeners for every socket, which finds its connection on the socket
+// (the emitter is `this`): no closures per connection.
+function onSocketEnd(this: Watched): void {
+  const conn = this[watcherOf];
+  conn.peerEnded = true;
+  conn.close(CloseReason.clientClosed);
+}
+
+function onSocketClose(this: Watched): void {
+  this[watcherOf].close(CloseReason.clientClosed);
+}
+
+function onSocketError(this: Watched, err: NodeJS.ErrnoException): void {
+  this[watcherOf].close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
+}
+
+function onSocketDrain(this: Watched): void {
+  this[watcherOf].drained();
+}
+
 /**
  * Closes conn (a client, or a route over its client) when its socket ends, closes
  * or fails, and reports when the socket's output drained.
  */
-export function watchSocket(
-  socket: Transport,
-  conn: { close(reason: string): void },
-  drained: () => void,
-): void {
-  socket.on('end', () => {
-    conn.close(CloseReason.clientClosed);
-  });
-  socket.on('close', () => {
-    conn.close(CloseReason.clientClosed);
-  });
-  socket.on('error', (err: NodeJS.ErrnoException) => {
-    conn.close(err.syscall === 'write' ? CloseReason.writeError : CloseReason.readError);
-  });
-  socket.on('drain', drained);
+export function watchSocket(socket: Transport, conn: WatchedConnection): void {
+  (socket as unknown as Watched)[watcherOf] = conn;
+  socket.on('end', onSocketEnd);
+  socket.on('close', onSocketClose);
+  socket.on('error', onSocketError);
+  socket.on('drain', onSocketDrain);
 }

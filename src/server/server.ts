@@ -241,8 +241,11 @@ export class Server {
       client.sharedReads = true;
     }
     this.begin(client);
-    // Accepted paused (pauseOnConnect): a stream-event connection starts reading now.
-    if (shared === null) socket.resume();
+    // Accepted paused (pauseOnConnect): the connection starts reading now.
+    (shared ?? socket).resume();
+    // INFO leaves now rather than after every other event of this turn: a client
+    // that connects is answered as soon as it is accepted.
+    this.flushPending();
   }
 
   /**

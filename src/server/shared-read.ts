@@ -19,31 +19,79 @@ const readArrayBuffer = readBuffer.buffer;
 let readSerial = 0;
 
 /**
- * Moves an accepted socket's handle (the listener runs with pauseOnConnect, so
- * nothing was read yet) to a Socket that reads into the shared buffer, and retires
- * the accepted one without closing the handle. Returns null when the socket has
- * no handle to move (already closed), and the caller goes on with it as it is.
+ * Node's own keys for a socket's `onread` buffer and callback (lib/net.js: kBuffer,
+ * kBufferCb), found once on a socket by their names; null on a Node that has other
+ * ones, and then accepted sockets are moved to a new Socket instead (adoptByMove).
+ */
+let onreadKeys: { buffer: symbol; callback: symbol } | null | undefined;
+
+function findOnreadKeys(socket: Socket): { buffer: symbol; callback: symbol } | null {
+  const symbols = Object.getOwnPropertySymbols(socket);
+  const buffer = symbols.find((s) => s.description === 'kBuffer');
+  const callback = symbols.find((s) => s.description === 'kBufferCb');
+  return buffer !== undefined && callback !== undefined ? { buffer, callback } : null;
+}
+
+/** What a socket reading into the shared buffer hands each read to. */
+const readerOf = Symbol('wirebus.sharedReader');
+
+interface SharedReader {
+  [readerOf]?: (chunk: Buffer) => void;
+}
+
+/**
+ * The `onread` callback of every shared-buffer socket: Node calls it with the socket
+ * as `this`, so one function serves them all (no closure per connection).
+ */
+function onSharedRead(this: SharedReader, n: number): boolean {
+  readSerial++;
+  this[readerOf]!(readBuffer.subarray(0, n));
+  return true;
+}
+
+/**
+ * Makes an accepted socket (the listener runs with pauseOnConnect, so nothing was
+ * read yet) read into the shared buffer from its next resume(). On Node 20 that is
+ * what the `onread` option of `new Socket()` sets up, done in place: one Socket per
+ * connection, not a second one that takes the handle over while the first is
+ * destroyed (Node's Socket and stream set-up is the largest JavaScript cost of an
+ * accept in the connection storm). Returns the
+ * socket that now reads, or null when it has no handle (already closed) and the
+ * caller goes on with it as it is.
  */
 export function adoptSharedReads(accepted: Socket, onRead: (chunk: Buffer) => void): Socket | null {
-  const holder = accepted as unknown as { _handle: object | null };
-  const handle = holder._handle;
+  const handle = (accepted as unknown as { _handle: { useUserBuffer?: unknown } | null })._handle;
   if (handle === null) return null;
+  if (onreadKeys === undefined) onreadKeys = findOnreadKeys(accepted);
+  if (onreadKeys === null || typeof handle.useUserBuffer !== 'function') {
+    return adoptByMove(accepted, onRead);
+  }
+  const keyed = accepted as unknown as Record<symbol, unknown> & SharedReader;
+  keyed[onreadKeys.buffer] = readBuffer;
+  keyed[onreadKeys.callback] = onSharedRead;
+  keyed[readerOf] = onRead;
+  (handle.useUserBuffer as (buf: Buffer) => void).call(handle, readBuffer);
+  return accepted;
+}
+
+/**
+ * The portable way: moves the socket's handle to a new Socket made with the `onread`
+ * option, and retires the accepted one without closing the handle.
+ */
+export function adoptByMove(accepted: Socket, onRead: (chunk: Buffer) => void): Socket {
+  const holder = accepted as unknown as { _handle: object | null };
+  const handle = holder._handle!;
   // The retired socket gives up the handle before destroy(), so destroy() only
   // settles the listener's connection count.
   holder._handle = null;
   accepted.destroy();
   const options: SocketConstructorOpts & { handle: object; onread: OnReadOpts } = {
     handle,
-    onread: {
-      buffer: readBuffer,
-      callback: (n: number): boolean => {
-        readSerial++;
-        onRead(readBuffer.subarray(0, n));
-        return true;
-      },
-    },
+    onread: { buffer: readBuffer, callback: onSharedRead },
   };
-  return new Socket(options);
+  const socket = new Socket(options);
+  (socket as SharedReader)[readerOf] = onRead;
+  return socket;
 }
 
 /** True when buf is a view of the shared read buffer, valid only until its callback returns. */

@@ -56,7 +56,7 @@ const valueFlags: [string[], string][] = [
   [['sql_driver'], 'Name of the SQL Driver ("postgres" or "mysql")'],
   [['sql_source'], 'Datasource used when opening an SQL connection to the database'],
   [['sql_max_open_conns'], 'Maximum number of opened connections to the database'],
-  [['sql_bulk_insert_limit'], 'Limit the number of messages inserted in one query (accepted)'],
+  [['sql_bulk_insert_limit'], 'Limit the number of messages inserted in one SQL query (from 5 on)'],
   [['io_batch_size'], 'Max number of messages in an IO batch'],
   [['io_sleep_time'], 'Duration in microseconds of the IO sleep (accepted, not used)'],
 ];
@@ -223,6 +223,9 @@ function fromFlags(cl: CommandLine): {
       case 'sql_max_open_conns':
         o.sqlMaxOpenConns = flagInt(name, v);
         break;
+      case 'sql_bulk_insert_limit':
+        o.sqlBulkInsertLimit = flagInt(name, v);
+        break;
       default:
         break;
     }
@@ -331,24 +334,17 @@ function readLimits(map: ConfMap, l: LimitsOut, warn: (w: string) => void): void
   }
 }
 
-/** `sql_options { driver, source, no_caching, max_open_conns, bulk_insert_limit }`. */
-function readSqlOptions(
-  map: ConfMap,
-  o: Partial<StreamingOptions>,
-  warn: (w: string) => void,
-): void {
+/** `sql_options { driver, source, no_caching, max_open_conns (max_conns), bulk_insert_limit }`. */
+function readSqlOptions(map: ConfMap, o: Partial<StreamingOptions>): void {
   for (const entry of map.value.values()) {
     const k = entry.key.toLowerCase();
     if (k === 'driver') o.sqlDriver = str(entry.value, entry.key);
     else if (k === 'source') o.sqlSource = str(entry.value, entry.key);
     else if (k === 'no_caching') o.sqlNoCaching = bool(entry.value, entry.key);
-    else if (k === 'max_open_conns') o.sqlMaxOpenConns = int(entry.value, entry.key);
-    else if (k === 'bulk_insert_limit') {
-      // Batches are always one multi-row INSERT per megabyte of SQL text.
-      warn(
-        `${entry.file}:${entry.line}:${entry.col}: sql_options "${entry.key}" is accepted and ignored`,
-      );
-    } else throw new ConfigError(entry, `unknown field "${entry.key}" in sql_options`);
+    else if (k === 'max_open_conns' || k === 'max_conns')
+      o.sqlMaxOpenConns = int(entry.value, entry.key);
+    else if (k === 'bulk_insert_limit') o.sqlBulkInsertLimit = int(entry.value, entry.key);
+    else throw new ConfigError(entry, `unknown field "${entry.key}" in sql_options`);
   }
 }
 
@@ -412,9 +408,9 @@ const readers: [string[], Reader][] = [
   ],
   [
     ['sql_options', 'sql'],
-    (v, k, o, _l, w) => {
+    (v, k, o) => {
       if (v.kind !== 'map') throw new ConfigError(v, `${k}: expected a map`);
-      readSqlOptions(v, o, w);
+      readSqlOptions(v, o);
     },
   ],
 ];

@@ -30,6 +30,11 @@ export interface StreamingOptions {
   sqlNoCaching: boolean;
   /** `--sql_max_open_conns`: connections to the database at most (0: wirebus's default). */
   sqlMaxOpenConns: number;
+  /**
+   * `--sql_bulk_insert_limit`: messages per INSERT at most, from 5 on (lower values
+   * and `--sql_no_caching` leave it off, as in the reference).
+   */
+  sqlBulkInsertLimit: number;
   /** Fault-tolerance group (`--ft_group`): empty for a standalone server. */
   ftGroup: string;
   /**
@@ -70,6 +75,7 @@ export const defaultStreamingOptions: Readonly<StreamingOptions> = Object.freeze
   sqlSource: '',
   sqlNoCaching: false,
   sqlMaxOpenConns: 0,
+  sqlBulkInsertLimit: 0,
   ftGroup: '',
   clustering: null,
   limits: {},
@@ -117,6 +123,9 @@ export function validateStreamingOptions(o: StreamingOptions): string[] {
     }
     if (!Number.isInteger(o.sqlMaxOpenConns) || o.sqlMaxOpenConns < 0) {
       problems.push(`sql_max_open_conns must be a non-negative integer (${o.sqlMaxOpenConns})`);
+    }
+    if (!Number.isSafeInteger(o.sqlBulkInsertLimit)) {
+      problems.push(`sql_bulk_insert_limit must be an integer (${o.sqlBulkInsertLimit})`);
     }
   }
   if (o.store === null && o.storeType === 'FILE' && o.dir === '') {

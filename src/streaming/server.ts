@@ -280,6 +280,7 @@ export class StreamingServer {
       source: o.sqlSource,
       noCaching: o.sqlNoCaching,
       maxOpenConns: o.sqlMaxOpenConns,
+      bulkInsertLimit: o.sqlBulkInsertLimit,
       limits: o.limits,
       lockOwner: this.serverId,
       onLockLost: (why) => {

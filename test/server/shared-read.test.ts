@@ -4,12 +4,13 @@
 // one connection, makes another connection read, and checks the bytes that come out.
 
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import bcrypt from 'bcrypt';
 import { withServer } from '../helpers/server.js';
 import { C0, RawClient } from '../helpers/raw.js';
 import { connectLine, startSecure } from '../auth/helpers.js';
+import { adoptByMove, adoptSharedReads, isShared } from '../../src/server/shared-read.js';
 
 /** Another connection's read that fills the start of the buffer with other bytes. */
 async function overwrite(other: RawClient, size = 300): Promise<void> {
@@ -70,6 +71,45 @@ describe('the shared read buffer', () => {
       }
     });
   });
+
+  for (const [how, adopt] of [
+    ['in place (Node 20: the accepted socket itself)', adoptSharedReads],
+    ['by moving the handle to a new socket (any other Node)', adoptByMove],
+  ] as const) {
+    it(`an accepted socket adopted ${how} reads into it, ends and closes`, async () => {
+      const reads: string[] = [];
+      let adopted: Socket | null = null;
+      const listener = createServer({ pauseOnConnect: true }, (accepted) => {
+        adopted = adopt(accepted, (chunk) => {
+          assert.equal(isShared(chunk), true);
+          reads.push(chunk.toString('latin1'));
+        });
+        // In place means no second socket: the one accepted reads.
+        assert.equal(adopted === accepted, adopt === adoptSharedReads);
+        adopted!.resume();
+      });
+      await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+      const { port } = listener.address() as AddressInfo;
+      const peer = connect(port, '127.0.0.1');
+      try {
+        await until(() => adopted !== null);
+        const ended = new Promise<void>((r) => adopted!.once('end', r));
+        const closed = new Promise<void>((r) => adopted!.once('close', r));
+        peer.write('first');
+        await until(() => reads.join('') === 'first');
+        peer.end('second');
+        await ended;
+        adopted!.end();
+        await closed;
+        assert.equal(reads.join(''), 'firstsecond');
+        // The listener's count of connections is settled: it closes.
+        await new Promise<void>((r, j) => listener.close((err) => (err ? j(err) : r())));
+      } finally {
+        peer.destroy();
+        listener.close();
+      }
+    });
+  }
 
   it('a message whose payload goes on in a later read keeps its subject and reply', async () => {
     assert.equal(

@@ -11,7 +11,7 @@ import { mysqlConfig } from '../../src/streaming/store/sql/mysql.js';
 import { postgresConfig } from '../../src/streaming/store/sql/postgres.js';
 
 describe('SQL and fault-tolerance settings', () => {
-  it('flags: --sql_no_caching and --sql_max_open_conns', () => {
+  it('flags: --sql_no_caching, --sql_max_open_conns and --sql_bulk_insert_limit', () => {
     const s = resolveStreamingSettings(
       parseCommandLine([
         '-st',
@@ -23,12 +23,15 @@ describe('SQL and fault-tolerance settings', () => {
         '--sql_no_caching',
         '--sql_max_open_conns',
         '7',
+        '--sql_bulk_insert_limit',
+        '64',
       ]),
       null,
     );
     assert.equal(s.options.sqlDriver, 'mysql');
     assert.equal(s.options.sqlNoCaching, true);
     assert.equal(s.options.sqlMaxOpenConns, 7);
+    assert.equal(s.options.sqlBulkInsertLimit, 64);
   });
 
   it('flags: -st SQL --sql_driver --sql_source --ft_group', () => {
@@ -58,7 +61,7 @@ describe('SQL and fault-tolerance settings', () => {
         sql_options {
           driver: "postgres"
           source: "postgres://from-file/db"
-          max_open_conns: 5
+          max_conns: 5
           no_caching: true
           bulk_insert_limit: 100
         }
@@ -76,9 +79,8 @@ describe('SQL and fault-tolerance settings', () => {
     assert.equal(s.options.ftGroup, 'g1');
     assert.equal(s.options.sqlMaxOpenConns, 5);
     assert.equal(s.options.sqlNoCaching, true);
-    // Batches are multi-row INSERTs already: the reference's bulk insert limit has no use.
-    assert.equal(s.warnings.length, 1);
-    assert.match(s.warnings[0]!, /bulk_insert_limit/);
+    assert.equal(s.options.sqlBulkInsertLimit, 100);
+    assert.deepEqual(s.warnings, []);
   });
 
   it('refuses a SQL store without driver or source, another driver, FT on MEMORY', () => {

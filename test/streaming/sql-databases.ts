@@ -2,17 +2,28 @@
 // run the same thing on both drivers need it: its source for wirebus and for the
 // reference, loading rows into it, dumping it.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { schemaStatements } from '../../src/streaming/store/sql/schema.js';
 import type { SqlDriver } from '../../src/streaming/store/sql/index.js';
 import { skipWithoutMariaDb, testMariaDb } from '../helpers/mariadb.js';
 import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
+import { freePort } from '../helpers/process.js';
+import { STAN_CONFIG } from './sql-scenario.js';
+import { startReference, type RefProcess } from './stan-reference.js';
 
 export const DRIVERS: readonly SqlDriver[] = ['postgres', 'mysql'];
 
 export function skipWithoutDriver(driver: SqlDriver): Promise<string | false> {
   return driver === 'postgres' ? skipWithoutPostgres() : skipWithoutMariaDb();
+}
+
+/** The file under fixtures/sql/ of the reference's rows for `driver` (and `--sql_no_caching`). */
+export function fixtureName(driver: SqlDriver, noCaching: boolean): string {
+  return `${driver}${noCaching ? '-no-caching' : ''}.sql`;
 }
 
 export interface TestDatabase {
@@ -126,4 +137,44 @@ export async function queryDb(
   } finally {
     await conn.end();
   }
+}
+
+export interface SqlReference {
+  readonly ref: RefProcess;
+  readonly url: string;
+  readonly http: string;
+}
+
+/**
+ * The reference serving the database at `source` (wirebus's form), with the
+ * per-channel limits of sql-scenario.ts and `extra` arguments (--sql_no_caching...).
+ */
+export async function startSqlReference(
+  driver: SqlDriver,
+  source: string,
+  extra: readonly string[] = [],
+): Promise<SqlReference> {
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-ref-'));
+  writeFileSync(join(dir, 'stan.conf'), STAN_CONFIG);
+  const port = await freePort();
+  const http = await freePort();
+  const ref = await startReference(
+    [
+      '-p',
+      String(port),
+      '-m',
+      String(http),
+      '-st',
+      'SQL',
+      '--sql_driver',
+      driver,
+      '--sql_source',
+      referenceSource(driver, source),
+      '-sc',
+      join(dir, 'stan.conf'),
+      ...extra,
+    ],
+    'Streaming Server is ready',
+  );
+  return { ref, url: `nats://127.0.0.1:${port}`, http: `http://127.0.0.1:${http}` };
 }

@@ -6,6 +6,7 @@ import {
   isStoreError,
   makeStoredMsg,
   type ServerInfoRecord,
+  type MsgStore,
   type StoreErrorCode,
   type StoredMsg,
   type SubInit,
@@ -65,4 +66,19 @@ export function assertSameMsg(actual: StoredMsg | undefined, expected: StoredMsg
   assert.equal(actual.sequence, expected.sequence);
   assert.equal(actual.timestamp.toString(), expected.timestamp.toString());
   assert.deepEqual(Buffer.from(actual.encoded), Buffer.from(expected.encoded));
+}
+
+/** `msgs` holds exactly messages 1..n of `channel`, message i with payload `body(i)`. */
+export async function assertBodies(
+  msgs: MsgStore,
+  channel: string,
+  n: number,
+  body: (seq: number) => Buffer,
+): Promise<void> {
+  assert.equal(msgs.count, n);
+  for (let seq = 1; seq <= n; seq++) {
+    const m = await msgs.lookup(seq);
+    const want = makeStoredMsg(seq, m!.timestamp, channel, '', body(seq));
+    assert.deepEqual(Buffer.from(m!.encoded), Buffer.from(want.encoded), `message ${seq}`);
+  }
 }

@@ -4,7 +4,7 @@ import { watchChannelInactivity, type InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
 import type { ChannelStore, StoreHooks } from '../types.js';
 import type { SqlDialect } from './db.js';
-import { SqlMsgStore, type FetchedMsg, type MsgChanges } from './msgs.js';
+import { SqlMsgStore, type FetchedMsg, type MsgChanges, type RecentBudget } from './msgs.js';
 import { SqlSubStore, type SubIds } from './subs.js';
 
 /** What a channel needs from its store. */
@@ -13,6 +13,9 @@ export interface SqlChannelContext {
   readonly unavailable: () => Error | undefined;
   readonly dialect: SqlDialect;
   readonly noCaching: boolean;
+  /** Rows per INSERT at most (0: no limit). */
+  readonly insertMaxRows: number;
+  readonly budget: RecentBudget;
   readonly subIds: SubIds;
   /** The channel has changes for the next batch. */
   readonly changed: (channel: SqlChannel) => void;
@@ -54,6 +57,8 @@ export class SqlChannel implements ChannelStore {
       changed,
       fetch: (from, to) => ctx.fetch(id, from, to),
       dialect: ctx.dialect,
+      insertMaxRows: ctx.insertMaxRows,
+      budget: ctx.budget,
     });
     this.subs = new SqlSubStore(id, limits.maxSubscriptions, {
       isClosed: ctx.isClosed,
@@ -84,5 +89,6 @@ export class SqlChannel implements ChannelStore {
     this.watch?.stop();
     this.subs.dropChanges();
     this.msgs.takeChanges();
+    this.msgs.clearRecent();
   }
 }

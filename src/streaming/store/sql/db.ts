@@ -36,8 +36,11 @@ export interface SqlDialect {
   ignoreDuplicate(firstKey: string): string;
   /** Subscriptions rows (`(id, subid, proto)` tuples): inserted, or their proto replaced. */
   upsertSubs(tuples: readonly string[]): string;
-  /** Inserts Messages rows of one channel (rows already there are left as they are). */
-  insertMessages(channelId: number, rows: readonly MessageRow[]): Statement[];
+  /**
+   * Inserts Messages rows of one channel (rows already there are left as they are),
+   * at most `maxRows` rows per INSERT (`--sql_bulk_insert_limit`; 0: no limit).
+   */
+  insertMessages(channelId: number, rows: readonly MessageRow[], maxRows: number): Statement[];
   /** Subscriptions.lastsent of several rows (`[channel, subid, lastSent]`). */
   updateLastSent(rows: readonly (readonly [number, number, number])[]): string[];
 }

@@ -6,8 +6,8 @@ import { hex, int } from './literal.js';
 /** Average message size from which PostgreSQL gets the bytes as a binary parameter. */
 const BINARY_FROM_BYTES = 512;
 
-/** Rows of one prepared MySQL INSERT at most (a power of two). */
-const MYSQL_ROWS_MAX = 128;
+/** Rows of one prepared MySQL INSERT at most (a power of two; 5 placeholders a row, of 65,535). */
+const MYSQL_ROWS_MAX = 1024;
 
 /** Bytes of messages in one INSERT at most. */
 const INSERT_MAX_BYTES = 4 * 1024 * 1024;
@@ -17,15 +17,15 @@ function pgBytes(value: Uint8Array): string {
   return `E'\\\\x${hex(value)}'`;
 }
 
-/** Rows cut where their bytes reach `max`. */
-function chunks(rows: readonly MessageRow[], max: number): MessageRow[][] {
+/** Rows cut where their bytes reach INSERT_MAX_BYTES or their number `maxRows` (0: no limit). */
+function chunks(rows: readonly MessageRow[], maxRows: number): MessageRow[][] {
   const out: MessageRow[][] = [];
   let cur: MessageRow[] = [];
   let bytes = 0;
   for (const r of rows) {
     cur.push(r);
     bytes += r.data.length;
-    if (bytes >= max) {
+    if (bytes >= INSERT_MAX_BYTES || cur.length === maxRows) {
       out.push(cur);
       cur = [];
       bytes = 0;
@@ -47,9 +47,10 @@ export const postgresDialect: SqlDialect = {
   // Large messages: their bytes as one binary parameter (pg sends a Buffer as it
   // is), cut into rows by offsets; as hex literals they would cost twice the bytes
   // and their parsing. Small ones: a VALUES list of literals, which keeps the batch
-  // one text and one round trip (a parameter takes a round trip of its own).
-  insertMessages(channelId, rows) {
-    return chunks(rows, INSERT_MAX_BYTES).map((part): Statement => {
+  // one simple query (a batch with a parameter is a pipelined transaction of several
+  // queries: one round trip still, but more messages for the server to parse).
+  insertMessages(channelId, rows, maxRows) {
+    return chunks(rows, maxRows).map((part): Statement => {
       let bytes = 0;
       for (const r of part) bytes += r.data.length;
       if (bytes < BINARY_FROM_BYTES * part.length) {
@@ -118,9 +119,10 @@ export const mysqlDialect: SqlDialect = {
   // one round trip. Large ones: prepared statements, where mysql2 sends the bytes as
   // they are (hex doubles them and MySQL parses every digit). Statements hold 2^k rows,
   // so that a few prepared statements serve every batch.
-  insertMessages(channelId, rows) {
+  insertMessages(channelId, rows, maxRows) {
     const out: Statement[] = [];
-    for (const part of chunks(rows, INSERT_MAX_BYTES)) {
+    const preparedMax = maxRows > 0 ? Math.min(MYSQL_ROWS_MAX, maxRows) : MYSQL_ROWS_MAX;
+    for (const part of chunks(rows, maxRows)) {
       let bytes = 0;
       for (const r of part) bytes += r.data.length;
       if (bytes < BINARY_FROM_BYTES * part.length) {
@@ -139,7 +141,7 @@ export const mysqlDialect: SqlDialect = {
       let at = 0;
       while (at < part.length) {
         let n = MYSQL_ROWS_MAX;
-        while (n > part.length - at) n >>= 1;
+        while (n > part.length - at || n > preparedMax) n >>= 1;
         const values: unknown[] = [];
         for (const r of part.slice(at, at + n)) {
           values.push(channelId, r.seq, r.timestamp, r.data.length, r.data);

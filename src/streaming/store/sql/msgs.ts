@@ -5,6 +5,12 @@
 // live subscribers read next) and the next batch inserts what was stored since the
 // last one, as multi-row INSERTs.
 //
+// Subscribers get new messages once their batch committed, and a subscriber behind
+// by up to its MaxInflight (often thousands) reads them later: `recent` keeps the
+// messages of the last committed batch whatever its size, and older committed ones
+// within a channel's caps and the store's budget, so that live subscribers seldom
+// read back from the database.
+//
 // Older messages are read back READ_AHEAD at a time for subscribers catching up.
 // Limits (msg-store-base.ts) work on the in-memory MsgIndex; rows below first_seq
 // are deleted in the next batch. When limits leave no message at all (max_age), the
@@ -19,8 +25,16 @@ import { int, long } from './literal.js';
 import { MsgIndex } from './msg-index.js';
 
 /** Committed messages kept in memory per channel: at most this many, and bytes. */
-const RECENT_MAX = 4096;
-const RECENT_MAX_BYTES = 4 * 1024 * 1024;
+const RECENT_MAX = 32_768;
+const RECENT_MAX_BYTES = 16 * 1024 * 1024;
+/** ... and in the whole store (over it, a channel that commits keeps its last batch only). */
+export const RECENT_STORE_BYTES = 64 * 1024 * 1024;
+
+/** The bytes of messages held in memory by all the channels of one store. */
+export interface RecentBudget {
+  bytes: number;
+  readonly limit: number;
+}
 /** Sequences fetched by one read. */
 const READ_AHEAD = 512;
 /** Read-ahead cache entries per channel before it is cleared. */
@@ -38,6 +52,9 @@ export interface SqlMsgContext {
   /** Reads the messages `from` to `to` (those stored), in order. */
   readonly fetch: (from: number, to: number) => Promise<FetchedMsg[]>;
   readonly dialect: SqlDialect;
+  /** Rows per INSERT at most (`--sql_bulk_insert_limit` in effect; 0: no limit). */
+  readonly insertMaxRows: number;
+  readonly budget: RecentBudget;
 }
 
 /** A Messages row as read back: the timestamp comes from the MsgIndex. */
@@ -66,8 +83,10 @@ export class SqlMsgStore extends MsgStoreBase {
   private emptied = false;
   /** Channels.maxseq as written (kept only when no message is left). */
   private writtenMaxSeq = 0;
-  /** Highest sequence committed: `recent` may forget messages up to it. */
+  /** Highest sequence committed. */
   private committed = 0;
+  /** Highest sequence committed by the batch before the last one: `recent` may forget up to it. */
+  private committedBefore = 0;
 
   constructor(
     channel: string,
@@ -90,6 +109,7 @@ export class SqlMsgStore extends MsgStoreBase {
     const len = msg.encoded.length;
     this.recent.set(seq, msg);
     this.recentBytes += len;
+    this.ctx.budget.bytes += len;
     this.index.push(len, msg.timestamp);
     this.added(seq, len);
     this.ctx.changed();
@@ -107,8 +127,7 @@ export class SqlMsgStore extends MsgStoreBase {
   empty(): void {
     this.reset();
     this.index.clear();
-    this.recent.clear();
-    this.recentBytes = 0;
+    this.clearRecent();
     this.cache.clear();
     this.taken = 0;
     this.emptied = true;
@@ -142,6 +161,7 @@ export class SqlMsgStore extends MsgStoreBase {
     this.writtenFirst = this.first;
     this.writtenMaxSeq = writtenMaxSeq;
     this.committed = this.last;
+    this.committedBefore = this.last;
     this.enforceCountAndSize();
     if (this.maxAgeNanos !== undefined && this.total > 0) this.scheduleExpiry();
   }
@@ -166,7 +186,7 @@ export class SqlMsgStore extends MsgStoreBase {
       const m = this.recent.get(seq)!;
       rows.push({ seq, timestamp: long(m.timestamp), data: m.encoded });
     }
-    if (rows.length > 0) out.push(...d.insertMessages(id, rows));
+    if (rows.length > 0) out.push(...d.insertMessages(id, rows, this.ctx.insertMaxRows));
     this.taken = this.last;
     if (this.first > this.writtenFirst && this.writtenFirst > 0) {
       out.push(`DELETE FROM Messages WHERE id = ${id} AND seq < ${int(this.first)}`);
@@ -183,14 +203,35 @@ export class SqlMsgStore extends MsgStoreBase {
 
   /** The batch that wrote up to `upTo` committed: `recent` may shrink. */
   markCommitted(upTo: number): void {
-    if (upTo > this.committed) this.committed = upTo;
-    // Oldest first (a Map iterates in insertion order); never an uncommitted one.
+    if (upTo <= this.committed) return;
+    this.committedBefore = this.committed;
+    this.committed = upTo;
+    // Oldest first (a Map iterates in insertion order); never one of the last batch,
+    // which subscribers are about to get, nor an uncommitted one.
+    const budget = this.ctx.budget;
     for (const [seq, m] of this.recent) {
-      if (this.recent.size <= RECENT_MAX && this.recentBytes <= RECENT_MAX_BYTES) break;
-      if (seq > this.committed) break;
-      this.recent.delete(seq);
-      this.recentBytes -= m.encoded.length;
+      if (
+        this.recent.size <= RECENT_MAX &&
+        this.recentBytes <= RECENT_MAX_BYTES &&
+        budget.bytes <= budget.limit
+      )
+        break;
+      if (seq > this.committedBefore) break;
+      this.forget(seq, m);
     }
+  }
+
+  /** Deleted or emptied: its messages leave memory (and the store's budget). */
+  clearRecent(): void {
+    this.recent.clear();
+    this.ctx.budget.bytes -= this.recentBytes;
+    this.recentBytes = 0;
+  }
+
+  private forget(seq: number, m: StoredMsg): void {
+    this.recent.delete(seq);
+    this.recentBytes -= m.encoded.length;
+    this.ctx.budget.bytes -= m.encoded.length;
   }
 
   // One query for the next READ_AHEAD messages; concurrent lookups in that range wait for it.
@@ -245,10 +286,7 @@ export class SqlMsgStore extends MsgStoreBase {
     this.first++;
     this.total--;
     const m = this.recent.get(seq);
-    if (m !== undefined) {
-      this.recent.delete(seq);
-      this.recentBytes -= m.encoded.length;
-    }
+    if (m !== undefined) this.forget(seq, m);
     this.cache.delete(seq);
   }
 

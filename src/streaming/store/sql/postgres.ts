@@ -4,7 +4,9 @@
 //
 // A write batch is one simple-query text: PostgreSQL runs the statements of such a
 // text as one implicit transaction, so a batch is one round trip and commits or
-// fails whole.
+// fails whole. A batch with parameters (the bytes of large messages) is several
+// queries in an explicit transaction, sent at once on the write connection (pg's
+// pipeline mode): one round trip too.
 import pg from 'pg';
 import { LockLostError, type Row, type SqlDb, type SqlDbOptions } from './db.js';
 import { postgresDialect } from './dialect.js';
@@ -59,10 +61,11 @@ export function postgresConfig(source: string): pg.PoolConfig {
 
 export function openPostgres(options: SqlDbOptions): SqlDb {
   const base = postgresConfig(options.source);
-  const pool = (max: number, name: string): pg.Pool => {
+  const pool = (max: number, name: string, pipeline = false): pg.Pool => {
     const p = new pg.Pool({
       ...base,
       max,
+      pipeline,
       application_name: base.application_name ?? `wirebus-${name}`,
       connectionTimeoutMillis: base.connectionTimeoutMillis ?? 5000,
       keepAlive: true,
@@ -72,7 +75,7 @@ export function openPostgres(options: SqlDbOptions): SqlDb {
     p.on('error', () => undefined);
     return p;
   };
-  const writePool = pool(1, 'write');
+  const writePool = pool(1, 'write', true);
   const readPool = pool(Math.max(1, options.readConnections), 'read');
   let lockPool: pg.Pool | undefined;
   return {
@@ -84,29 +87,48 @@ export function openPostgres(options: SqlDbOptions): SqlDb {
         await writePool.query(statements.join(';\n'));
         return;
       }
-      // Statements with parameters take a round trip each (the extended protocol):
+      // Statements with parameters are queries of their own (the extended protocol):
       // the texts between them go together, all in one explicit transaction.
       const client = await writePool.connect();
       let broken = false;
+      if (fence === undefined) {
+        // Every query sent before any answer. A failed statement aborts the
+        // transaction: those after it fail too and COMMIT rolls back.
+        const queries: Promise<unknown>[] = [];
+        let texts = ['BEGIN'];
+        for (const st of statements) {
+          if (typeof st === 'string') {
+            texts.push(st);
+            continue;
+          }
+          if (texts.length > 0) queries.push(client.query(texts.join(';\n')));
+          queries.push(client.query(st.text, [...st.values]));
+          texts = [];
+        }
+        texts.push('COMMIT');
+        queries.push(client.query(texts.join(';\n')));
+        const failed = (await Promise.allSettled(queries)).find((r) => r.status === 'rejected');
+        client.release(failed !== undefined);
+        if (failed !== undefined) throw failed.reason;
+        return;
+      }
+      // Fenced (fault tolerance): the lock row is read first, and the writes go
+      // only if this server still owns it.
       try {
-        let texts: string[] = ['BEGIN'];
-        if (fence !== undefined) texts.push('SELECT id FROM StoreLock FOR SHARE');
-        let first = true;
+        const res = (await client.query(
+          'BEGIN; SELECT id FROM StoreLock FOR SHARE',
+        )) as unknown as pg.QueryResult<{ id: string }>[];
+        const owner = res[1]?.rows[0]?.id ?? '';
+        if (owner !== fence) {
+          await client.query('ROLLBACK');
+          throw new LockLostError(owner);
+        }
+        let texts: string[] = [];
         const flushTexts = async (): Promise<void> => {
           if (texts.length === 0) return;
-          const res = (await client.query(texts.join(';\n'))) as unknown as
-            pg.QueryResult<{ id: string }>[] | pg.QueryResult<{ id: string }>;
+          await client.query(texts.join(';\n'));
           texts = [];
-          if (first && fence !== undefined) {
-            const owner = Array.isArray(res) ? (res[1]?.rows[0]?.id ?? '') : '';
-            if (owner !== fence) {
-              await client.query('ROLLBACK');
-              throw new LockLostError(owner);
-            }
-          }
-          first = false;
         };
-        if (fence !== undefined) await flushTexts();
         for (const st of statements) {
           if (typeof st === 'string') {
             texts.push(st);

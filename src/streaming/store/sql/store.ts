@@ -39,7 +39,7 @@ import {
 import { dialectOf } from './dialect.js';
 import { buf, int, long, num } from './literal.js';
 import { DEFAULT_LOCK_TIMING, SqlLock, type LockTiming } from './lock.js';
-import type { FetchedMsg } from './msgs.js';
+import { RECENT_STORE_BYTES, type FetchedMsg, type RecentBudget } from './msgs.js';
 import { recoverSql } from './recover.js';
 import { ensureSchema, SCHEMA_VERSION } from './schema.js';
 import type { SubIds } from './subs.js';
@@ -52,6 +52,12 @@ export interface SqlStoreOptions extends StoreHooks {
   readonly source: string;
   /** `--sql_no_caching`: one SubsPending row per pending sequence (see subs.ts). */
   readonly noCaching?: boolean;
+  /**
+   * `--sql_bulk_insert_limit`: messages per INSERT statement at most. As in the
+   * reference, it applies from SQL_MIN_BULK_INSERT_LIMIT on and not with noCaching;
+   * otherwise (and by default) an INSERT takes every message of a batch (up to 4 MB).
+   */
+  readonly bulkInsertLimit?: number;
   /**
    * `--sql_max_open_conns`: connections at most (0: the default, 6). wirebus needs
    * at least 2 (one for writes, one for reads), 3 in a fault-tolerance group.
@@ -69,6 +75,17 @@ export interface SqlStoreOptions extends StoreHooks {
   readonly onDatabaseUp?: () => void;
 }
 
+/** The reference's sqlMinBulkInsertLimit: a lower `--sql_bulk_insert_limit` is ignored. */
+export const SQL_MIN_BULK_INSERT_LIMIT = 5;
+
+/**
+ * Rows per INSERT at most (0: no limit) for `--sql_bulk_insert_limit` as the reference
+ * applies it: only in its caching mode, and only from SQL_MIN_BULK_INSERT_LIMIT on.
+ */
+export function insertRowsLimit(bulkInsertLimit: number, noCaching: boolean): number {
+  return !noCaching && bulkInsertLimit >= SQL_MIN_BULK_INSERT_LIMIT ? bulkInsertLimit : 0;
+}
+
 export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   readonly type = 'SQL' as const;
   readonly limits: ResolvedLimits;
@@ -77,6 +94,8 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
   private readonly dialect: SqlDialect;
   private db: Promise<SqlDb> | undefined;
   private readonly subIds: SubIds = { max: 0 };
+  private readonly insertMaxRows: number;
+  private readonly recentBudget: RecentBudget = { bytes: 0, limit: RECENT_STORE_BYTES };
   private readonly writer: BatchWriter;
   private readonly lock: SqlLock;
   protected readonly channelsByName: ChannelRegistry<SqlChannel>;
@@ -99,6 +118,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
     this.hooks = options;
     this.driver = options.driver ?? 'postgres';
     this.dialect = dialectOf(this.driver);
+    this.insertMaxRows = insertRowsLimit(options.bulkInsertLimit ?? 0, options.noCaching ?? false);
     this.lock = new SqlLock(
       () => this.ensureReady(),
       options.lockOwner ?? `wirebus-${process.pid}-${Date.now().toString(36)}`,
@@ -258,6 +278,8 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
         unavailable: this.unavailable,
         dialect: this.dialect,
         noCaching: this.options.noCaching ?? false,
+        insertMaxRows: this.insertMaxRows,
+        budget: this.recentBudget,
         subIds: this.subIds,
         changed: (ch) => {
           ch.queued = true;
