@@ -42,5 +42,32 @@ export function deliveryBenchmarks(ms: number): BenchResult[] {
       ),
     );
   }
+  // An in-process subscriber on a wildcard (the streaming layer's publish
+  // subscription): subject and reply strings per message, or reused when the bytes
+  // repeat (Latin1Memo).
+  const client = server.createInternalClient('bench');
+  let got = 0;
+  const sub = server.subscribeInternal(client, '_STAN.pub.x.>', null, (s, r) => {
+    if (s.length + (r?.length ?? 0) > 0) got++;
+  });
+  sub.borrows = true;
+  const m = new InternalMessage().set(
+    '_STAN.pub.x.orders',
+    '_STAN.acks.QmnUhwNVYbMnqZhfQh4vrF',
+    null,
+    Buffer.alloc(128, 120),
+  );
+  results.push(
+    measure(
+      'deliver in-process, wildcard sub',
+      ms,
+      1000,
+      () => {
+        deliver(sub, m);
+      },
+      'subject and reply strings, 128 B',
+    ),
+  );
+  if (got === 0) throw new Error('the in-process subscriber got nothing');
   return results;
 }

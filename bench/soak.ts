@@ -12,7 +12,8 @@
 //   DURATION_S=600 STORE=FILE node dist/bench/soak.js
 //
 // DURATION_S (180), WARMUP_S (30, or a sixth of a shorter run), STORE (MEMORY or
-// FILE), SERVERS (wirebus,reference), CORE_RATE (2500 msgs/s in all), STAN_RATE
+// FILE), SERVERS (wirebus,reference; `wirebus+--flag` adds a wirebus run with that
+// node flag, e.g. SERVERS=wirebus,wirebus+--single-threaded-gc,reference), CORE_RATE (2500 msgs/s in all), STAN_RATE
 // (500), PROFILE=1 (wirebus runs with --cpu-prof), WIREBUS_NODE_ARGS (more node
 // flags for wirebus, e.g. --trace-gc; its stdout is kept), STAN_REF_BIN (default
 // /tmp/stan-ref/nats-streaming-server; without it only wirebus runs). Results go to
@@ -136,10 +137,12 @@ async function startSide(name: string): Promise<Side> {
   const common = ['-a', '127.0.0.1', '-p', String(port), '-cid', 'test-cluster', ...storeArgs];
   const probeFile = join(resultsDir, `${name}-probe.jsonl`);
   let server: ChildProcess;
-  if (name === 'wirebus') {
+  if (name.startsWith('wirebus')) {
     const nodeArgs = ['--import', join(here, 'soak-probe.js')];
     if (profile) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${resultsDir}`);
     nodeArgs.push(...(process.env.WIREBUS_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''));
+    // `wirebus+--flag+--other`: one more wirebus with these node flags, side by side.
+    nodeArgs.push(...name.split('+').slice(1));
     server = spawn(process.execPath, [...nodeArgs, join(repo, 'bin', 'wirebus'), ...common], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, SOAK_PROBE_OUT: probeFile },
@@ -180,8 +183,37 @@ function rssAt(points: [number, number][], t: number): number {
 interface Probe {
   t: number;
   loop_max_ms: number;
+  tick_cpu_max_ms?: number;
   heap_used_mb: number;
   array_buffers_mb: number;
+}
+
+/** One long turn as soak-probe.ts saw it: its gap, and what the main thread did in it. */
+interface Stall {
+  t: number;
+  stall_ms: number;
+  cpu_ms: number;
+  wait_ms: number;
+  gc_ms: number;
+}
+
+/** The longest turn and the turn that ran longest on a CPU, split into run / wait / GC. */
+function stallNote(name: string, stalls: Stall[]): string {
+  if (stalls.length === 0) return `${name}: no turn over the probe's threshold after warm-up`;
+  const fmt = (s: Stall): string =>
+    `${s.stall_ms} ms at ${s.t} s (on a CPU ${s.cpu_ms} ms, of it GC ${s.gc_ms} ms; waiting for a core ${s.wait_ms} ms)`;
+  const longest = stalls.reduce((a, b) => (b.stall_ms > a.stall_ms ? b : a));
+  const busiest = stalls.reduce((a, b) => (b.cpu_ms - b.gc_ms > a.cpu_ms - a.gc_ms ? b : a));
+  // Neither running nor waiting for a core: blocked (in a GC pause waiting for V8's
+  // helper threads, or in a system call).
+  const asleep = (s: Stall): number => s.stall_ms - s.cpu_ms - s.wait_ms;
+  const sleepiest = stalls.reduce((a, b) => (asleep(b) > asleep(a) ? b : a));
+  const blocked = stalls.filter((s) => asleep(s) > 30).length;
+  return (
+    `${name}: ${stalls.length} turns over the threshold after warm-up; longest ${fmt(longest)}; ` +
+    `most CPU outside GC ${fmt(busiest)}; ${blocked} blocked (neither running nor waiting) ` +
+    `over 30 ms, the longest ${fmt(sleepiest)}`
+  );
 }
 
 /** JS heap in use and ArrayBuffer bytes: medians of the first and of the last minute after warm-up. */
@@ -266,11 +298,22 @@ async function main(): Promise<void> {
     let loopMax = '';
     if (existsSync(side.probeFile)) {
       const lines = readFileSync(side.probeFile, 'utf8').trim().split('\n');
-      const probes = lines.map((l) => JSON.parse(l) as Probe);
+      const parsed = lines.map((l) => JSON.parse(l) as Probe | Stall);
+      const probes = parsed.filter((p): p is Probe => 'loop_max_ms' in p);
       const after = probes.filter((p) => p.t > warmupS);
       const worst = after.reduce((m, p) => Math.max(m, p.loop_max_ms), 0);
       loopMax = `${worst.toFixed(1)} ms`;
       notes.push(heapNote(side.name, after));
+      const stalls = parsed.filter((p): p is Stall => 'stall_ms' in p && p.t > warmupS);
+      notes.push(stallNote(side.name, stalls));
+      const cpus = after.map((p) => p.tick_cpu_max_ms ?? 0).sort((a, b) => a - b);
+      if (cpus.length > 0) {
+        notes.push(
+          `${side.name}: most main-thread CPU between two 10 ms ticks (one turn's work at most), ` +
+            `per 5 s after warm-up: median ${cpus[cpus.length >> 1]!.toFixed(1)} ms, ` +
+            `max ${cpus[cpus.length - 1]!.toFixed(1)} ms`,
+        );
+      }
     }
     rows.push(
       `| ${side.name}, ${store} | ${String(ping.slowest_ms)} ms | ${String(ping.p99_ms)} ms | ` +

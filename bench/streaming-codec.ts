@@ -1,6 +1,7 @@
 // Streaming protobuf work per message: PubMsg decode (every publish), MsgProto encode
 // and the clock read (every stored message), PubAck encode (every publish), Ack decode
-// (every delivery), and marking a redelivery; then storing into the memory store.
+// (every delivery), and marking a redelivery; then storing into the memory store and
+// reading back from it.
 // The protobufjs rows are kept next to the hand-written codec the server uses
 // (protocol/wire.ts, writeMsgProto, encodePubAckFrom), to show what it saves.
 
@@ -111,6 +112,22 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
         msgs.store(makeStoredMsg(next, nowNanos(), 'foo', '', data));
       },
       'encode + store, max_msgs 100k',
+    ),
+  );
+  // Delivery reads each message back: lookup() of messages held (the store above is
+  // full, at max_msgs).
+  const held = msgs.firstSequence;
+  let at = 0;
+  results.push(
+    measure(
+      'stan memory store lookup',
+      ms,
+      1000,
+      () => {
+        const found = msgs.lookup(held + (at++ % 50_000));
+        if (found !== undefined && !(found instanceof Promise)) sink += found.encoded.length;
+      },
+      '128 B payload',
     ),
   );
   void store.close();

@@ -7,6 +7,7 @@ import type { Client } from './client.js';
 import type { PublishedMessage } from './message.js';
 import { putBytes, putInt, ZERO_COPY_MIN } from './outbound.js';
 import { keep } from './shared-read.js';
+import { Latin1Memo } from './latin1-memo.js';
 import type { Subscription } from './subscription.js';
 
 const M = 0x4d;
@@ -141,8 +142,13 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
   const argBuf = m.argBuf;
   // A literal subscription's subject is the message's: no string to make.
   const subject =
-    sub.literal !== null ? sub.literal : argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
-  const reply = m.replyStart >= 0 ? argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
+    sub.literal !== null
+      ? sub.literal
+      : (sub.subjectMemo ??= new Latin1Memo()).get(argBuf, m.subjectStart, m.subjectEnd);
+  const reply =
+    m.replyStart >= 0
+      ? (sub.replyMemo ??= new Latin1Memo()).get(argBuf, m.replyStart, m.replyEnd)
+      : null;
   // In-process subscribers may keep what they get, unless they say they do not.
   const whole = sub.borrows
     ? m.payload.subarray(m.payloadStart, m.payloadEnd)

@@ -3,6 +3,7 @@
 import type { Account } from './account.js';
 import type { Client } from './client.js';
 import type { PublishedMessage } from './message.js';
+import type { Latin1Memo } from './latin1-memo.js';
 
 /** Receives messages for an in-process subscription (the streaming layer, system services). */
 export type InternalHandler = (
@@ -63,6 +64,9 @@ export class Subscription {
   borrows = false;
   /** An in-process subscription's subject when it has no wildcard (delivery reuses it), else null. */
   literal: string | null = null;
+  /** An in-process subscription's last subject and reply strings (delivery reuses them). */
+  subjectMemo: Latin1Memo | null = null;
+  replyMemo: Latin1Memo | null = null;
   /** Messages delivered so far. */
   delivered = 0;
   /** Auto-unsubscribe after this many messages; 0 for none. */

@@ -46,6 +46,8 @@ export class AppendFile extends StoreFile {
   private chunkPos = 0;
   private queued: Buffer[] = [];
   private nextChunk = MIN_CHUNK;
+  /** Bytes appended since the scheduler last took this file's bytes. */
+  private roundBytes = 0;
 
   constructor(
     path: string,
@@ -70,7 +72,10 @@ export class AppendFile extends StoreFile {
       if (this.chunkPos > this.chunkFrom) {
         this.queued.push(this.chunk.subarray(this.chunkFrom, this.chunkPos));
       }
-      // Chunks grow while a turn fills them, up to buffer_size.
+      // Chunks grow while a turn fills them, up to buffer_size; a chunk that took more
+      // than one round to fill means a quiet file, which goes back to small chunks (a
+      // channel storing a few records a turn kept buffer_size bytes per file).
+      if (this.roundBytes < this.chunk.length) this.nextChunk = MIN_CHUNK;
       const size = Math.max(n, this.nextChunk);
       this.nextChunk = Math.min(this.nextChunk * 2, Math.max(MIN_CHUNK, this.io.bufferSize));
       this.chunk = this.io.chunk(size);
@@ -86,6 +91,7 @@ export class AppendFile extends StoreFile {
 
   commit(n: number): void {
     this.chunkPos += n;
+    this.roundBytes += n;
     this.size += n;
     this.io.appendedTo();
     if (!this.dirty) {
@@ -103,6 +109,7 @@ export class AppendFile extends StoreFile {
   /** What was appended and not handed to the OS yet, in order. */
   take(): Buffer[] {
     this.dirty = false;
+    this.roundBytes = 0;
     if (this.chunkPos > this.chunkFrom) {
       this.queued.push(this.chunk.subarray(this.chunkFrom, this.chunkPos));
       this.chunkFrom = this.chunkPos;

@@ -1,7 +1,14 @@
-// The messages of one channel held in memory: a queue indexed by sequence - first,
+// The messages of one channel held in memory: a ring indexed by sequence - first,
 // with max_msgs / max_bytes enforced on every store and max_age by a timer, as the
 // reference's MemoryMsgStore does (msg-store-base.ts).
-import type Long from 'long';
+//
+// A message is kept as columns, not as the StoredMsg it came in: its bytes' buffer,
+// offset and length and its timestamp's two halves. A StoredMsg, its Long and its
+// Buffer view are three objects of some 150 bytes that every stored message kept
+// alive, and that each young-generation collection copied (twice, before they reached
+// the old generation): under stan-pub the scavenges grew to tens of milliseconds and
+// a fifth of the server's time. lookup() makes them again, for the moment they are used.
+import Long from 'long';
 import type { ChannelLimits } from './limits.js';
 import { MsgStoreBase } from './msg-store-base.js';
 import type { StoredMsg } from './types.js';
@@ -14,13 +21,32 @@ export interface MsgStoreContext {
   readonly onStored: (() => void) | undefined;
 }
 
-// Dropped slots are compacted away once they are this many and half the array.
-const COMPACT_MIN = 1024;
+const MIN_CAPACITY = 64;
+
+/** A message as lookup() gives it: deliveries read only its bytes, so its Long is made when asked. */
+class HeldMsg implements StoredMsg {
+  constructor(
+    readonly sequence: number,
+    readonly encoded: Buffer,
+    private readonly low: number,
+    private readonly high: number,
+  ) {}
+
+  get timestamp(): Long {
+    return Long.fromBits(this.low, this.high);
+  }
+}
 
 export class MemoryMsgStore extends MsgStoreBase {
-  /** msgs[head + (seq - first)] is message `seq`; slots before head are dropped. */
-  private msgs: (StoredMsg | undefined)[] = [];
+  // Message `first + k` is in slot (head + k) & mask of every column.
+  private buffers: (ArrayBufferLike | undefined)[] = [];
+  private offsets = new Float64Array(0);
+  private lengths = new Int32Array(0);
+  private tsLow = new Int32Array(0);
+  private tsHigh = new Int32Array(0);
+  private mask = -1;
   private head = 0;
+  private held = 0;
 
   constructor(
     channel: string,
@@ -34,57 +60,112 @@ export class MemoryMsgStore extends MsgStoreBase {
     this.checkOpen();
     const seq = msg.sequence;
     if (!this.isNewSequence(seq)) return false;
-    if (this.startsOver(seq)) {
-      this.msgs = [];
-      this.head = 0;
-    }
-    this.msgs.push(msg);
-    this.added(seq, msg.encoded.length);
+    if (this.startsOver(seq)) this.clear();
+    if (this.held === this.mask + 1) this.resize(Math.max(MIN_CAPACITY, this.held * 2));
+    const slot = (this.head + this.held) & this.mask;
+    const encoded = msg.encoded;
+    this.buffers[slot] = encoded.buffer;
+    this.offsets[slot] = encoded.byteOffset;
+    this.lengths[slot] = encoded.length;
+    this.tsLow[slot] = msg.timestamp.low;
+    this.tsHigh[slot] = msg.timestamp.high;
+    this.held++;
+    // After the columns: added() may drop the oldest to keep the limits.
+    this.added(seq, encoded.length);
     this.ctx.onStored?.();
     return true;
   }
 
   lookup(sequence: number): StoredMsg | undefined {
-    if (sequence < this.first || sequence > this.last) return undefined;
-    return this.msgs[this.head + (sequence - this.first)];
+    if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
+    const slot = (this.head + (sequence - this.first)) & this.mask;
+    return new HeldMsg(
+      sequence,
+      Buffer.from(this.buffers[slot]!, this.offsets[slot], this.lengths[slot]),
+      this.tsLow[slot]!,
+      this.tsHigh[slot]!,
+    );
   }
 
   empty(): void {
     this.reset();
-    this.msgs = [];
-    this.head = 0;
+    this.clear();
   }
 
   protected seekTimestamp(timestamp: Long): number {
-    const msgs = this.msgs;
-    if (timestamp.lessThanOrEqual(msgs[this.head]!.timestamp)) return this.first;
-    if (timestamp.greaterThan(msgs[msgs.length - 1]!.timestamp)) return this.last + 1;
+    if (this.compareAt(0, timestamp) >= 0) return this.first;
+    if (this.compareAt(this.held - 1, timestamp) < 0) return this.last + 1;
     // Timestamps never decrease within a channel: find the first one >= timestamp.
-    let lo = this.head;
-    let hi = msgs.length - 1;
+    let lo = 0;
+    let hi = this.held - 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (msgs[mid]!.timestamp.lessThan(timestamp)) lo = mid + 1;
+      if (this.compareAt(mid, timestamp) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return this.first + (lo - this.head);
+    return this.first + lo;
   }
 
   protected oldestTimestamp(): Long {
-    return this.msgs[this.head]!.timestamp;
+    return Long.fromBits(this.tsLow[this.head]!, this.tsHigh[this.head]!);
   }
 
   // Dropping a message moves first_seq; once all are gone first = last + 1.
   protected dropOldest(): void {
-    const msg = this.msgs[this.head]!;
-    this.msgs[this.head] = undefined;
-    this.head++;
+    const slot = this.head;
+    this.buffers[slot] = undefined;
+    this.size -= this.lengths[slot]!;
+    this.head = (slot + 1) & this.mask;
+    this.held--;
     this.first++;
     this.total--;
-    this.size -= msg.encoded.length;
-    if (this.head >= COMPACT_MIN && this.head * 2 >= this.msgs.length) {
-      this.msgs.splice(0, this.head);
-      this.head = 0;
+    // A channel that limits or expiry emptied does not keep the columns of its peak.
+    const capacity = this.mask + 1;
+    if (capacity > MIN_CAPACITY && this.held * 4 < capacity) this.resize(capacity / 2);
+  }
+
+  /** The timestamp of the k-th message held against `t`: negative, zero or positive. */
+  private compareAt(k: number, t: Long): number {
+    const slot = (this.head + k) & this.mask;
+    const high = this.tsHigh[slot]!;
+    if (high !== t.high) return high < t.high ? -1 : 1;
+    const low = this.tsLow[slot]! >>> 0;
+    const tLow = t.low >>> 0;
+    return low === tLow ? 0 : low < tLow ? -1 : 1;
+  }
+
+  /** `capacity` slots (a power of two), the messages held moved to the front in order. */
+  private resize(capacity: number): void {
+    const buffers = new Array<ArrayBufferLike | undefined>(capacity);
+    const offsets = new Float64Array(capacity);
+    const lengths = new Int32Array(capacity);
+    const tsLow = new Int32Array(capacity);
+    const tsHigh = new Int32Array(capacity);
+    for (let k = 0; k < this.held; k++) {
+      const slot = (this.head + k) & this.mask;
+      buffers[k] = this.buffers[slot];
+      offsets[k] = this.offsets[slot]!;
+      lengths[k] = this.lengths[slot]!;
+      tsLow[k] = this.tsLow[slot]!;
+      tsHigh[k] = this.tsHigh[slot]!;
     }
+    this.buffers = buffers;
+    this.offsets = offsets;
+    this.lengths = lengths;
+    this.tsLow = tsLow;
+    this.tsHigh = tsHigh;
+    this.mask = capacity - 1;
+    this.head = 0;
+  }
+
+  private clear(): void {
+    this.buffers = [];
+    this.offsets = new Float64Array(0);
+    this.lengths = new Int32Array(0);
+    this.tsLow = new Int32Array(0);
+    this.tsHigh = new Int32Array(0);
+    this.mask = -1;
+    this.head = 0;
+    this.held = 0;
   }
 }
