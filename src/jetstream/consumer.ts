@@ -9,7 +9,7 @@ import { hasWildcard } from '../subjects/validate.js';
 import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
 import { statusHeader } from './headers.js';
 import type { Stream, StreamConsumer, StreamHost } from './stream.js';
-import type { ConsumerState, ConsumerStore, StoredMsg } from './storage/types.js';
+import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import { ackDseq, ackSseq, ackVerb, parseAckSubject } from './ack-subject.js';
@@ -88,7 +88,7 @@ export class Consumer implements StreamConsumer {
   private lastDelivered = 0;
   private lastAcked = 0;
   private readonly ackPrefix: string;
-  private readonly msg: StoredMsg = { subject: '', seq: 0, ts: 0, hdr: EMPTY, data: EMPTY };
+  private readonly msg = blankStoredMsg();
   private delivering = false;
   /** Flow control: the reply subject of the request in flight, and bytes since it. */
   private fcReply = '';

@@ -2,7 +2,12 @@
 // storage/FILE-FORMAT.md, "Snapshots"): an S2-framed tar in nats-server's directory
 // layout, with wirebus's own files for the messages and the consumers' positions.
 
-import type { ConsumerState, StoredMsg, StreamStore } from '../storage/types.js';
+import {
+  blankStoredMsg,
+  type ConsumerState,
+  type StoredMsg,
+  type StreamStore,
+} from '../storage/types.js';
 import { S2Writer } from './s2.js';
 import { tarEnd, tarEntry } from './tar.js';
 
@@ -159,13 +164,7 @@ export function* snapshotBytes(src: SnapshotSource): Generator<Buffer> {
   let batch: Buffer[] = [];
   let size = 0;
   let n = 0;
-  const into: StoredMsg = {
-    subject: '',
-    seq: 0,
-    ts: 0,
-    hdr: Buffer.alloc(0),
-    data: Buffer.alloc(0),
-  };
+  const into = blankStoredMsg();
   for (let seq = src.firstSeq; seq > 0 && seq <= src.lastSeq;) {
     const m = src.store.loadNextMsg('', false, seq, into);
     if (m === undefined || m.seq > src.lastSeq) break;

@@ -2,7 +2,7 @@
 // every query the engine asks (loads, filtered state, per-subject state, sequence for
 // a time, deleted details). Payloads come from LogFile.read: the block's unwritten or
 // recent chunks, else the pages read back from disk.
-import type { SimpleState, StoredMsg } from './types.js';
+import { blankStoredMsg, type SimpleState, type StoredMsg } from './types.js';
 import { BlockSlots, SubjectTable, type SubjectInfo } from './file-index.js';
 import type { LogFile } from './file-io.js';
 import { msgParts } from './file-record.js';
@@ -123,7 +123,7 @@ export abstract class StreamQueries {
     const i = seq - s.base;
     const r = b.file.read(s.off[i]!, s.len[i]!);
     const p = msgParts(r.buf, r.at);
-    const m: StoredMsg = into ?? { subject: '', seq: 0, ts: 0, hdr: EMPTY, data: EMPTY };
+    const m = into ?? blankStoredMsg();
     m.subject = this.subjects.byId[s.sid[i]!]!.name;
     m.seq = seq;
     m.ts = s.ts[i]!;

@@ -50,6 +50,13 @@ export interface StoredMsg {
   data: Buffer;
 }
 
+const NOTHING = Buffer.alloc(0);
+
+/** A StoredMsg to load into (loadMsg/loadNextMsg `into`): one per reader, reused. */
+export function blankStoredMsg(): StoredMsg {
+  return { subject: '', seq: 0, ts: 0, hdr: NOTHING, data: NOTHING };
+}
+
 /** Messages, first and last sequence of a subset of a stream (nats-server's SimpleState). */
 export interface SimpleState {
   msgs: number;

@@ -7,10 +7,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  blankStoredMsg,
   StoreError,
   type ConsumerState,
   type StorageType,
-  type StoredMsg,
   type StreamStore,
   type StreamStoreConfig,
   type StreamStoreProvider,
@@ -136,13 +136,7 @@ export function storageConformance(label: string, o: ConformanceOptions): void {
       assert.equal(m.ts, ts);
       assert.deepEqual(m.hdr, HDR);
       assert.equal(m.data.toString(), 'hello');
-      const into: StoredMsg = {
-        subject: '',
-        seq: 0,
-        ts: 0,
-        hdr: Buffer.alloc(0),
-        data: Buffer.alloc(0),
-      };
+      const into = blankStoredMsg();
       assert.equal(s.loadMsg(2, into), into);
       assert.equal(into.subject, 'bar');
       assert.equal(into.hdr.length, 0);
