@@ -92,6 +92,11 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
 
     const leader = (): NodeProc | undefined =>
       nodes.find((n) => n.proc !== null && roles.get(n.id) === 'Leader');
+    /** The Leader once there is one (a lapsed lease leaves none for a moment). */
+    const someLeader = async (): Promise<NodeProc> => {
+      await eventually(() => leader() !== undefined, 'a Leader', 20_000);
+      return leader()!;
+    };
 
     before(async () => {
       cluster = await JetStreamCluster.start(3, engine);
@@ -222,7 +227,7 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
       await eventually(() => durableSeen.size >= 100 && queueSeen.size >= 100, 'the first 100');
 
       // Eight publishers in flight; the Leader is killed in the middle.
-      const old = leader()!;
+      const old = await someLeader();
       let next = 100;
       const worker = async (): Promise<void> => {
         while (next < 400) {
@@ -273,7 +278,7 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
       );
       const again = [...durableSeen.values()].filter((n) => n > 1).length;
       assert.ok(again < 300, `only the last moments come again (${again})`);
-      const z = await serverz(leader()!);
+      const z = await serverz(await someLeader());
       assert.equal(z.total_msgs, stored.length);
     });
 
@@ -303,7 +308,7 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
     });
 
     it("the Followers' clientsz and channelsz answer what the Leader's do", async () => {
-      const l = leader()!;
+      const l = await someLeader();
       const followers = nodes.filter((n) => n.proc !== null && n !== l);
       assert.equal(followers.length, 1);
       const paths = [
@@ -430,9 +435,11 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
         'the restarted node a Follower',
         40_000,
       );
-      const l = leader()!;
       await eventually(
         async () => {
+          // The Leader may change meanwhile (a lease that lapsed while JetStream re-elected).
+          const l = leader();
+          if (l === undefined || l === n) return false;
           const [mine, theirs] = await Promise.all([serverz(n), serverz(l)]);
           return mine.total_msgs === theirs.total_msgs && mine.channels === theirs.channels;
         },
