@@ -7,7 +7,7 @@ import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
 import { ignoredFlagWarnings } from './ops/ignored-flags.js';
-import { runProcess } from './ops/lifecycle.js';
+import { EarlySignals, runProcess } from './ops/lifecycle.js';
 import { writePidFile } from './ops/process-files.js';
 import { DEFAULT_PROCESS_NAME, setProcessName } from './ops/process-name.js';
 import { sendSignalCommand, SignalCommandError } from './ops/signal-command.js';
@@ -125,6 +125,12 @@ export async function main(
   server.configFile = cl.configFile;
   // As the reference, the pid file is there before the server logs that it is ready.
   writePidFile(server);
+  const early = new EarlySignals();
+  const failed = async (): Promise<number> => {
+    early.release();
+    await server.close();
+    return 1;
+  };
   try {
     await server.start();
   } catch (err) {
@@ -134,24 +140,20 @@ export async function main(
         ? `Can't start monitoring: ${message}`
         : `Error listening on port: ${message}`,
     );
-    await server.close();
-    return 1;
+    return failed();
   }
-  if (!(await startClusterForCli(server, cluster))) {
-    await server.close();
-    return 1;
-  }
-  if (!(await startStreamingForCli(server, monitor, streaming))) {
-    await server.close();
-    return 1;
-  }
-  return runProcess({
-    server,
-    monitor,
-    configFile: cl.configFile,
-    config: settings.config,
-    loadSettings: () => resolveSettings(cl),
-  });
+  if (!(await startClusterForCli(server, cluster))) return failed();
+  if (!(await startStreamingForCli(server, monitor, streaming))) return failed();
+  return runProcess(
+    {
+      server,
+      monitor,
+      configFile: cl.configFile,
+      config: settings.config,
+      loadSettings: () => resolveSettings(cl),
+    },
+    early,
+  );
 }
 
 /** Options from the config file with the command line's flags on top, as the reference. */

@@ -40,11 +40,37 @@ const SIGNAL_NAMES: Readonly<Partial<Record<NodeJS.Signals, string>>> = {
   SIGUSR2: 'user defined signal 2',
 };
 
+const TRAPPED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
+
+/**
+ * Holds the trapped signals that arrive while the server starts (the reference traps
+ * them before it listens). Untrapped, a SIGHUP, SIGUSR1 or SIGUSR2 sent on "Server is
+ * ready" would end the process by its default action while the cluster or the
+ * streaming layer still start; runProcess acts on what was held, in order.
+ */
+export class EarlySignals {
+  private readonly held: NodeJS.Signals[] = [];
+  private readonly hold = (signal: NodeJS.Signals): void => {
+    this.held.push(signal);
+  };
+
+  constructor() {
+    for (const signal of TRAPPED) process.on(signal, this.hold);
+  }
+
+  /** Stops holding; the signals that came, in order. */
+  release(): NodeJS.Signals[] {
+    for (const signal of TRAPPED) process.off(signal, this.hold);
+    return this.held.splice(0);
+  }
+}
+
 /**
  * Writes the ports file (the pid file is written before start), traps the signals
- * and resolves with the exit code once the server has shut down, whichever way.
+ * (then acts on those `early` held) and resolves with the exit code once the server
+ * has shut down, whichever way.
  */
-export function runProcess(ctx: ProcessContext): Promise<number> {
+export function runProcess(ctx: ProcessContext, early?: EarlySignals): Promise<number> {
   const { server } = ctx;
   writePortsFile(server, ctx.monitor);
   server.reloadHooks.push(processFilesReloadHook(ctx.monitor));
@@ -85,6 +111,7 @@ export function runProcess(ctx: ProcessContext): Promise<number> {
     trap('SIGUSR2', () => {
       void server.lameDuckShutdown().then(exit);
     });
+    for (const signal of early?.release() ?? []) handlers.get(signal)?.();
   });
 }
 
