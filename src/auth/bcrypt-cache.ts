@@ -9,19 +9,10 @@
 // unsalted hash of one, is kept in memory.
 
 import { createHmac, randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { onFirstUse, requireModule } from './lazy-module.js';
 
-type Bcrypt = typeof import('bcrypt');
-let bcryptModule: Bcrypt | null = null;
-
-/**
- * The native bcrypt module, loaded on the first compare: most servers never see a
- * bcrypt hash, and loading it costs several milliseconds of every start-up.
- */
-function bcrypt(): Bcrypt {
-  bcryptModule ??= createRequire(import.meta.url)('bcrypt') as Bcrypt;
-  return bcryptModule;
-}
+/** The native bcrypt module, loaded on the first compare. */
+const bcrypt = onFirstUse(() => requireModule('bcrypt') as typeof import('bcrypt'));
 
 /** How long a verdict is reused. */
 const CACHE_TTL = 60_000;

@@ -4,31 +4,15 @@
 // @nats-io/nkeys decodes and CRC-checks the public key; node:crypto verifies.
 
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { Prefix } from '@nats-io/nkeys';
 import type { Codec } from '@nats-io/nkeys/lib/codec.js';
+import { onFirstUse, requireModule } from './lazy-module.js';
 
-interface Nkeys {
-  Prefix: typeof Prefix;
-  Codec: typeof Codec;
-}
-let nkeysModule: Nkeys | null = null;
-
-/**
- * @nats-io/nkeys (and its Ed25519 code), loaded on the first key to decode: servers
- * without nkeys or JWTs never need it, and loading it costs several milliseconds of
- * every start-up.
- */
-function nkeys(): Nkeys {
-  if (nkeysModule === null) {
-    const require = createRequire(import.meta.url);
-    nkeysModule = {
-      Prefix: (require('@nats-io/nkeys') as { Prefix: typeof Prefix }).Prefix,
-      Codec: (require('@nats-io/nkeys/lib/codec.js') as { Codec: typeof Codec }).Codec,
-    };
-  }
-  return nkeysModule;
-}
+/** @nats-io/nkeys (and its Ed25519 code), loaded on the first key to decode. */
+const nkeysPrefix = onFirstUse(() => requireModule('@nats-io/nkeys') as { Prefix: typeof Prefix });
+const nkeysCodec = onFirstUse(
+  () => requireModule('@nats-io/nkeys/lib/codec.js') as { Codec: typeof Codec },
+);
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 raw key bytes follow. */
 const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
@@ -54,8 +38,8 @@ export function publicKey(text: string, kind: KeyKind): KeyObject | null {
   let key: KeyObject | null = null;
   if (text.length === 56) {
     try {
-      const { Codec, Prefix } = nkeys();
-      const raw = Codec.decode(Prefix[PREFIX[kind]], new TextEncoder().encode(text));
+      const prefix = nkeysPrefix().Prefix[PREFIX[kind]];
+      const raw = nkeysCodec().Codec.decode(prefix, new TextEncoder().encode(text));
       key = createPublicKey({
         key: Buffer.concat([ED25519_SPKI, raw]),
         format: 'der',

@@ -5,23 +5,14 @@
 // handshake timeout). With allow_non_tls, a plain client may go on in clear.
 
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Server, TLSSocket } from 'node:tls';
 import { CloseReason, ErrText } from '../protocol/errors.js';
 import type { Client } from '../server/client.js';
+import { onFirstUse, requireModule } from './lazy-module.js';
 
-type Tls = typeof import('node:tls');
-let tlsModule: Tls | null = null;
-
-/**
- * node:tls, loaded when a TLS layer is first built: servers without TLS do not pay
- * for it at start-up.
- */
-export function nodeTls(): Tls {
-  tlsModule ??= createRequire(import.meta.url)('node:tls') as Tls;
-  return tlsModule;
-}
+/** node:tls, loaded when a TLS layer is first built. */
+export const nodeTls = onFirstUse(() => requireModule('node:tls') as typeof import('node:tls'));
 
 export interface TlsOptions {
   readonly certFile: string;
