@@ -262,14 +262,14 @@ export class Consumer implements StreamConsumer {
         // A redelivery does not add to what is pending.
         if (this.rdq.length === 0) return;
       }
-      const m = this.nextMsg();
-      if (m === null) {
+      const dc = this.nextMsg();
+      if (dc === 0) {
         if (req !== undefined && req.noWait) this.endNoWait(req);
         else return;
         continue;
       }
-      const [seq, dc] = m;
       const msg = this.msg;
+      const seq = msg.seq;
       if (this.cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
         this.unget(seq, dc);
         return;
@@ -322,13 +322,7 @@ export class Consumer implements StreamConsumer {
     const due = this.replayWall + (ts - this.replayTs) / MS;
     if (now >= due) return false;
     if (this.replayTimer === null) {
-      this.replayTimer = setTimeout(
-        () => {
-          this.replayTimer = null;
-          this.kick();
-        },
-        Math.ceil(due - now),
-      );
+      this.replayTimer = setTimeout(this.onReplayTimer, Math.ceil(due - now));
       this.replayTimer.unref();
     }
     return true;
@@ -342,20 +336,17 @@ export class Consumer implements StreamConsumer {
     const now = Date.now();
     if (now >= this.paceNext) return false;
     if (this.replayTimer === null) {
-      this.replayTimer = setTimeout(
-        () => {
-          this.replayTimer = null;
-          this.kick();
-        },
-        Math.ceil(this.paceNext - now),
-      );
+      this.replayTimer = setTimeout(this.onReplayTimer, Math.ceil(this.paceNext - now));
       this.replayTimer.unref();
     }
     return true;
   }
 
-  /** The next message to send: a redelivery first, then the next new one. Null when none. */
-  private nextMsg(): [number, number] | null {
+  /**
+   * Loads the next message to send into `this.msg` (a redelivery first, then the next new
+   * one) and returns its delivery count, or 0 when there is none: no tuple per message.
+   */
+  private nextMsg(): number {
     const store = this.stream.store;
     while (this.rdq.length > 0) {
       const seq = this.rdq.shift()!;
@@ -370,22 +361,22 @@ export class Consumer implements StreamConsumer {
         this.pending.delete(seq);
         continue;
       }
-      return [seq, dc];
+      return dc;
     }
     while (this.lps.length > 0) {
       const seq = this.lps.shift()!;
       if (this.npc > 0) this.npc--;
-      if (store.loadMsg(seq, this.msg) !== undefined) return [seq, 1];
+      if (store.loadMsg(seq, this.msg) !== undefined) return 1;
     }
     const m = store.loadNextMsg(this.filter, this.wildcard, this.sseq, this.msg);
     if (m === undefined) {
       const last = store.state().lastSeq;
       if (this.sseq <= last) this.sseq = last + 1;
-      return null;
+      return 0;
     }
     this.sseq = m.seq + 1;
     if (this.npc > 0) this.npc--;
-    return [m.seq, 1];
+    return 1;
   }
 
   private unget(seq: number, dc: number): void {
@@ -605,6 +596,12 @@ export class Consumer implements StreamConsumer {
     this.pullTimer = setTimeout(this.onPullTimer, Math.max(1, next - Date.now()));
     this.pullTimer.unref();
   }
+
+  /** The replay_policy original / rate_limit_bps wait is over: send again. */
+  private readonly onReplayTimer = (): void => {
+    this.replayTimer = null;
+    this.kick();
+  };
 
   private readonly onPullTimer = (): void => {
     this.pullTimer = null;

@@ -2,7 +2,7 @@
 // every query the engine asks (loads, filtered state, per-subject state, sequence for
 // a time, deleted details). Payloads come from LogFile.read: the block's unwritten or
 // recent chunks, else the pages read back from disk.
-import { blankStoredMsg, type SimpleState, type StoredMsg } from './types.js';
+import { blankStoredMsg, isAllSubjects, type SimpleState, type StoredMsg } from './types.js';
 import { BlockSlots, SubjectTable, type SubjectInfo } from './file-index.js';
 import type { LogFile } from './file-io.js';
 import { msgParts } from './file-record.js';
@@ -19,8 +19,10 @@ export interface Block {
 
 const EMPTY = Buffer.alloc(0);
 
-function isAll(filter: string): boolean {
-  return filter === '' || filter === '>';
+/** The first of a subject's few ascending sequences at or after `from`, else 0 (no closure per read). */
+function firstAtOrAfter(seqs: readonly number[], from: number): number {
+  for (let i = 0; i < seqs.length; i++) if (seqs[i]! >= from) return seqs[i]!;
+  return 0;
 }
 
 export abstract class StreamQueries {
@@ -151,13 +153,13 @@ export abstract class StreamQueries {
     const from = Math.max(start, this.firstSeq, 1);
     if (from > this.lastSeq || this.msgs === 0) return undefined;
     let seq: number;
-    if (isAll(filter)) seq = this.nextLive(from, 0, null);
+    if (isAllSubjects(filter)) seq = this.nextLive(from, 0, null);
     else if (!wildcard) {
       const info = this.subjects.byName.get(filter);
       if (info === undefined) return undefined;
       const first = this.firstOf(info);
       if (from <= first) seq = first;
-      else if (info.seqs !== null) seq = info.seqs.find((q) => q >= from) ?? 0;
+      else if (info.seqs !== null) seq = firstAtOrAfter(info.seqs, from);
       else seq = this.nextLive(from, info.id, null, this.lastOf(info));
     } else seq = this.nextLive(from, 0, filter);
     return seq === 0 ? undefined : this.loadSeq(seq, into);
@@ -166,7 +168,7 @@ export abstract class StreamQueries {
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined {
     if (this.msgs === 0) return undefined;
     let seq = 0;
-    if (isAll(filter)) seq = this.prevLive(this.lastSeq, 0, null);
+    if (isAllSubjects(filter)) seq = this.prevLive(this.lastSeq, 0, null);
     else if (!hasWildcard(filter)) {
       const info = this.subjects.byName.get(filter);
       if (info !== undefined) seq = this.lastOf(info);
@@ -182,7 +184,7 @@ export abstract class StreamQueries {
     const out: SimpleState = { msgs: 0, first: 0, last: 0 };
     const from = Math.max(startSeq, this.firstSeq, 1);
     if (from > this.lastSeq || this.msgs === 0) return out;
-    if (isAll(filter)) {
+    if (isAllSubjects(filter)) {
       this.countRange(from, 0, null, out);
       return out;
     }
@@ -248,7 +250,7 @@ export abstract class StreamQueries {
 
   subjectsState(filter: string): Map<string, SimpleState> {
     const out = new Map<string, SimpleState>();
-    const all = isAll(filter);
+    const all = isAllSubjects(filter);
     if (!all && !hasWildcard(filter)) {
       const info = this.subjects.byName.get(filter);
       if (info !== undefined) {

@@ -7,6 +7,7 @@ import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   StoreError,
+  isAllSubjects,
   lowersPerSubject,
   type ConsumerStore,
   type ConsumerStoreConfig,
@@ -431,7 +432,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
 
   purgeEx(subject: string, seq: number, keep: number): number {
     if (seq > 1 && keep > 0) throw new Error('sequence > 1 && keep > 0 not allowed');
-    if (subject === '' || subject === '>') {
+    if (isAllSubjects(subject)) {
       if (keep === 0 && seq <= 1) return this.purge();
       if (seq > 1) return this.compact(seq);
       if (keep >= this.msgs) return 0;

@@ -7,6 +7,7 @@
 import { subjectMatches } from '../../subjects/validate.js';
 import {
   StoreError,
+  isAllSubjects,
   type ConsumerState,
   type ConsumerStore,
   type ConsumerStoreConfig,
@@ -121,7 +122,7 @@ export class MemoryStreamStore implements StreamStore {
     start: number,
     into?: StoredMsg,
   ): StoredMsg | undefined {
-    const all = filter === '' || filter === '>';
+    const all = isAllSubjects(filter);
     if (start < this.firstSeq) start = this.firstSeq;
     if (!all && !wildcard) {
       const ss = this.subjects.get(filter);
@@ -138,7 +139,7 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined {
-    if (filter === '' || filter === '>') {
+    if (isAllSubjects(filter)) {
       for (let seq = this.lastSeq; seq >= this.firstSeq; seq--) {
         const m = this.msgs.get(seq);
         if (m !== undefined) return copyInto(m, into);
@@ -209,7 +210,7 @@ export class MemoryStreamStore implements StreamStore {
 
   purgeEx(subject: string, seq: number, keep: number): number {
     if (seq > 1 && keep > 0) throw new Error('sequence > 1 && keep > 0 not allowed');
-    if (subject === '' || subject === '>') {
+    if (isAllSubjects(subject)) {
       if (keep === 0 && seq <= 1) return this.purge();
       if (seq > 1) return this.compact(seq);
       // As the reference: everything below the last `keep` sequences goes.
@@ -270,7 +271,7 @@ export class MemoryStreamStore implements StreamStore {
   filteredState(startSeq: number, filter: string): SimpleState {
     const st: SimpleState = { msgs: 0, first: 0, last: 0 };
     if (startSeq < this.firstSeq) startSeq = this.firstSeq;
-    const all = filter === '' || filter === '>';
+    const all = isAllSubjects(filter);
     if (all) {
       for (let s = startSeq; s <= this.lastSeq; s++) {
         if (!this.msgs.has(s)) continue;
@@ -304,7 +305,7 @@ export class MemoryStreamStore implements StreamStore {
 
   subjectsState(filter: string): Map<string, SimpleState> {
     const out = new Map<string, SimpleState>();
-    const all = filter === '' || filter === '>';
+    const all = isAllSubjects(filter);
     for (const [subject, ss] of this.subjects) {
       if (all || subjectMatches(subject, filter)) {
         out.set(subject, { msgs: ss.msgs, first: ss.first, last: ss.last });

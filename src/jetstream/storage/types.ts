@@ -35,6 +35,11 @@ export function lowersPerSubject(old: StreamStoreConfig, next: StreamStoreConfig
   return next.maxMsgsPerSubject > 0 && next.maxMsgsPerSubject < old.maxMsgsPerSubject;
 }
 
+/** A filter or subject that names every subject: empty, or the full wildcard `>`. */
+export function isAllSubjects(filter: string): boolean {
+  return filter === '' || filter === '>';
+}
+
 /**
  * A stored message. Loads fill a caller-supplied object when one is given, so that a
  * consumer's delivery loop allocates nothing per message. `ts` is nanoseconds since the Unix
