@@ -194,6 +194,7 @@ export class Stream {
             this.respondError(reply, JsErr.streamRollupFailed('rollup not permitted'));
           return;
         }
+        // nats-server 2.9 drops a message with another value and sends no reply.
         if (rollup !== 'sub' && rollup !== 'all') return;
       }
     }
