@@ -41,19 +41,27 @@ export function parseAckSubject(subject: string, from: number): boolean {
   return token === 5;
 }
 
-/** The ack's verb, its first four bytes ('+ACK' for an empty body), as a constant string. */
+/**
+ * The ack's verb as nats-server's processAck reads the body: empty, `+ACK` or `+OK`
+ * acknowledge; `+WPI` and `+TERM` only as the whole body; `-NAK` and `+NXT` as its
+ * start (options follow). Anything else is '' and does nothing (AckSync still gets
+ * its reply), so a malformed body never acknowledges a message. A constant string.
+ */
 export function ackVerb(data: Buffer): string {
-  if (data.length === 0) return '+ACK';
-  if (data.length < 4) return '';
+  const n = data.length;
+  if (n === 0) return '+ACK';
+  if (n < 3) return '';
   const a = data[0]!;
   const b = data[1]!;
   const c = data[2]!;
+  if (n === 3) return a === PLUS && b === 0x4f && c === 0x4b ? '+ACK' : '';
   const d = data[3]!;
-  if (a === PLUS && b === 0x41 && c === 0x43 && d === 0x4b) return '+ACK';
   if (a === MINUS && b === 0x4e && c === 0x41 && d === 0x4b) return '-NAK';
-  if (a === PLUS && b === 0x57 && c === 0x50 && d === 0x49) return '+WPI';
-  if (a === PLUS && b === 0x54 && c === 0x45 && d === 0x52) return '+TER';
-  if (a === PLUS && b === 0x4e && c === 0x58 && d === 0x54) return '+NXT';
+  if (a !== PLUS) return '';
+  if (b === 0x4e && c === 0x58 && d === 0x54) return '+NXT';
+  if (n === 4 && b === 0x41 && c === 0x43 && d === 0x4b) return '+ACK';
+  if (n === 4 && b === 0x57 && c === 0x50 && d === 0x49) return '+WPI';
+  if (n === 5 && b === 0x54 && c === 0x45 && d === 0x52 && data[4] === 0x4d) return '+TER';
   return '';
 }
 

@@ -651,7 +651,7 @@ export class Consumer implements StreamConsumer {
         return;
       }
       default:
-        this.ack(sseq, dseq);
+      // Not an ack nats-server knows: nothing happens but the AckSync reply.
     }
     // AckSync: an empty reply once the ack is processed.
     if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);

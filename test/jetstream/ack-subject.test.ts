@@ -42,4 +42,11 @@ test('ack verbs from the body bytes', () => {
   assert.equal(verb('+NXT {"batch":2}'), '+NXT');
   assert.equal(verb('+AC'), '');
   assert.equal(verb('junk'), '');
+  // As nats-server's processAck: +OK acks; +ACK, +WPI and +TERM only as the whole body.
+  assert.equal(verb('+OK'), '+ACK');
+  assert.equal(verb('+ACKNOWLEDGED'), '');
+  assert.equal(verb('+WPIX'), '');
+  assert.equal(verb('+TER'), '');
+  assert.equal(verb('+TERMS'), '');
+  assert.equal(verb('-NA'), '');
 });

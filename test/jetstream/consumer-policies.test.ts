@@ -105,3 +105,26 @@ test('interest retention with a consumer without acks: delivered is done', async
     assert.equal((await jsm.streams.info('IN')).state.messages, 0);
   });
 });
+
+// nats-server 2.9.10 -js answered these same steps alike: an empty reply each time, one ack
+// pending until +OK.
+test('an ack body nats-server does not know acknowledges nothing; AckSync still answers', async () => {
+  await withClient(async (nc) => {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'BODY', subjects: ['body'], storage: 'memory' as never });
+    await nc.jetstream().publish('body', enc.encode('x'));
+    await jsm.consumers.add('BODY', { durable_name: 'c', ack_policy: AckPolicy.Explicit });
+    const m = await nc.request('$JS.API.CONSUMER.MSG.NEXT.BODY.c', enc.encode('{"batch":1}'), {
+      timeout: 2000,
+      noMux: true,
+    });
+    assert.ok(m.reply !== undefined && m.reply.startsWith('$JS.ACK.BODY.c.'));
+    for (const body of ['junk', '+ACKNOWLEDGED', '+TERMS']) {
+      const answer = await nc.request(m.reply, enc.encode(body), { timeout: 2000 });
+      assert.equal(answer.data.length, 0, body);
+      assert.equal((await jsm.consumers.info('BODY', 'c')).num_ack_pending, 1, body);
+    }
+    await nc.request(m.reply, enc.encode('+OK'), { timeout: 2000 });
+    assert.equal((await jsm.consumers.info('BODY', 'c')).num_ack_pending, 0);
+  });
+});
