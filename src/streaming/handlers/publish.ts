@@ -27,14 +27,8 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     return;
   }
   if (!s.serving) return;
-  let channel: Channel;
   try {
-    channel = channelOf(s);
-  } catch (err) {
-    s.queueAck(reply, encodePubAckError(pm.guid(), errorText(err)));
-    return;
-  }
-  try {
+    const channel = channelOf(s);
     const seq = channel.nextSequence;
     const timestamp = channel.timestamp();
     // Marshaled once: what the store keeps and counts, and what first deliveries send.
@@ -53,7 +47,10 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     channel.store.msgs.store(msg);
     s.markDirty(channel);
   } catch (err) {
-    s.queueAck(reply, encodePubAckError(pm.guid(), errorText(err)));
+    s.queueAck(
+      reply,
+      encodePubAckError(pm.guid(), err instanceof Error ? err.message : String(err)),
+    );
     return;
   }
   s.queueAck(reply, encodePubAckFrom(pm.buf, pm.guidStart, pm.guidEnd));
@@ -92,8 +89,4 @@ function channelOf(s: StreamingServer): Channel {
   const channel = s.channel(name);
   s.lastPublished = channel;
   return channel;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

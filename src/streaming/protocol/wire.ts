@@ -135,28 +135,35 @@ export class PubMsgView {
         const start = pos;
         pos += len;
         if (pos > end) return false;
-        if (tag === TAG_DATA) {
-          this.dataStart = start;
-          this.dataEnd = pos;
-        } else if (tag === TAG_CONN_ID) {
-          this.connIDStart = start;
-          this.connIDEnd = pos;
-        } else if (tag >= TAG_CLIENT_ID && tag <= TAG_REPLY) {
-          // Fields 1-4, the strings: anything but ASCII is protobufjs's to judge.
-          if (asciiOnly && !isAscii(buf, start, pos)) return false;
-          if (tag === TAG_CLIENT_ID) {
+        // Fields 1-4, the strings: anything but ASCII is protobufjs's to judge.
+        if (asciiOnly && tag >= TAG_CLIENT_ID && tag <= TAG_REPLY && !isAscii(buf, start, pos)) {
+          return false;
+        }
+        switch (tag) {
+          case TAG_CLIENT_ID:
             this.clientIDStart = start;
             this.clientIDEnd = pos;
-          } else if (tag === TAG_GUID) {
+            break;
+          case TAG_GUID:
             this.guidStart = start;
             this.guidEnd = pos;
-          } else if (tag === TAG_SUBJECT) {
+            break;
+          case TAG_SUBJECT:
             this.subjectStart = start;
             this.subjectEnd = pos;
-          } else {
+            break;
+          case TAG_REPLY:
             this.replyStart = start;
             this.replyEnd = pos;
-          }
+            break;
+          case TAG_DATA:
+            this.dataStart = start;
+            this.dataEnd = pos;
+            break;
+          case TAG_CONN_ID:
+            this.connIDStart = start;
+            this.connIDEnd = pos;
+            break;
         }
       } else if (wire === 0) {
         let n = 0;
