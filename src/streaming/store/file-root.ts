@@ -2,7 +2,7 @@
 // clients.dat (client registrations) and one directory per channel.
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClientDelete, ClientInfo } from '../protocol/index.js';
+import { ClientDelete } from '../protocol/index.js';
 import { replaceFile } from './file-meta.js';
 import { replayLog, type ReplayResult } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
@@ -15,7 +15,7 @@ import {
   fileHeader,
   putRecord,
 } from './file-record.js';
-import { decodeServerInfo, encodeClient, encodeServerInfo } from './records.js';
+import { decodeClient, decodeServerInfo, encodeClient, encodeServerInfo } from './records.js';
 import type { ClientRecord, ServerInfoRecord } from './types.js';
 
 export { encodeClient };
@@ -123,15 +123,8 @@ export async function readClients(
   const log = await replayLog(join(dir, CLIENTS_FILE), tuning, warn, (type, payload) => {
     try {
       if (type === CLIENT_ADD) {
-        const c = ClientInfo.decode(payload);
-        clients.set(c.ID, {
-          id: c.ID,
-          hbInbox: c.HbInbox,
-          connID: Buffer.from(c.ConnID),
-          protocol: c.Protocol,
-          pingInterval: c.PingInterval,
-          pingMaxOut: c.PingMaxOut,
-        });
+        const c = decodeClient(payload);
+        clients.set(c.id, c);
       } else if (type === CLIENT_DELETE) {
         clients.delete(ClientDelete.decode(payload).ID);
       } else {

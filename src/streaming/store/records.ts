@@ -43,3 +43,16 @@ export function encodeClient(c: ClientRecord): Uint8Array {
     PingMaxOut: c.pingMaxOut,
   }).finish();
 }
+
+/** Throws on bytes that are not a ClientInfo; the connection ID is copied out of `bytes`. */
+export function decodeClient(bytes: Uint8Array): ClientRecord {
+  const c = ClientInfo.decode(bytes);
+  return {
+    id: c.ID,
+    hbInbox: c.HbInbox,
+    connID: Buffer.from(c.ConnID),
+    protocol: c.Protocol,
+    pingInterval: c.PingInterval,
+    pingMaxOut: c.PingMaxOut,
+  };
+}

@@ -4,8 +4,8 @@
 // the bodies stay in the database), the subscriptions not marked deleted with their
 // pending sequences, the store-wide highest channel and subscription IDs.
 import Long from 'long';
-import { ClientInfo, SubState } from '../../protocol/generated/index.js';
-import { decodeServerInfo } from '../records.js';
+import { SubState } from '../../protocol/generated/index.js';
+import { decodeClient, decodeServerInfo } from '../records.js';
 import type { ClientRecord, ServerInfoRecord } from '../types.js';
 import type { SqlChannel } from './channel.js';
 import type { Row, SqlDb } from './db.js';
@@ -49,15 +49,7 @@ export async function recoverSql(
           pingMaxOut: 0,
         };
       }
-      const c = ClientInfo.decode(proto);
-      return {
-        id: c.ID,
-        hbInbox: c.HbInbox,
-        connID: c.ConnID,
-        protocol: c.Protocol,
-        pingInterval: c.PingInterval,
-        pingMaxOut: c.PingMaxOut,
-      };
+      return decodeClient(proto);
     },
   );
   const [maxSub] = await db.read('SELECT COALESCE(MAX(subid), 0) FROM Subscriptions');
