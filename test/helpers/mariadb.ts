@@ -13,6 +13,7 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
+import { mysqlConfig } from '../../src/streaming/store/sql/mysql.js';
 import { freePort } from './process.js';
 
 export interface TestMariaDb {
@@ -69,17 +70,13 @@ function external(base: string): TestMariaDb {
   };
 }
 
-/** Connection options of mysql2 for a go-sql-driver source (tcp only: the tests' form). */
-function clientOptions(source: string): mysql.ConnectionOptions {
-  const m = /^(?:([^:@]*)(?::([^@]*))?@)?tcp\(([^)]*):(\d+)\)\/(.*)$/.exec(source);
-  if (m === null) throw new Error(`unexpected MySQL source ${source}`);
-  return {
-    user: m[1] ?? 'root',
-    ...(m[2] === undefined ? {} : { password: m[2] }),
-    host: m[3]!,
-    port: Number(m[4]),
-    ...(m[5] === '' ? {} : { database: m[5]! }),
-  };
+/**
+ * Connection options of mysql2 for a source as wirebus reads it (its own parser), as
+ * root unless the source names a user, and without a database for the admin source.
+ */
+export function clientOptions(source: string): mysql.ConnectionOptions {
+  const { database, ...rest } = mysqlConfig(source);
+  return { user: 'root', ...rest, ...(database === '' ? {} : { database }) };
 }
 
 async function createDatabase(admin: string): Promise<string> {

@@ -9,7 +9,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { schemaStatements } from '../../src/streaming/store/sql/schema.js';
 import type { SqlDriver } from '../../src/streaming/store/sql/index.js';
-import { skipWithoutMariaDb, testMariaDb } from '../helpers/mariadb.js';
+import { clientOptions, skipWithoutMariaDb, testMariaDb } from '../helpers/mariadb.js';
 import { skipWithoutPostgres, testPostgres } from '../helpers/postgres.js';
 import { freePort } from '../helpers/process.js';
 import { STAN_CONFIG } from './sql-scenario.js';
@@ -49,7 +49,7 @@ export async function sqlDatabase(driver: SqlDriver): Promise<TestDatabase> {
   const m = await testMariaDb();
   if (typeof m === 'string') throw new Error(m);
   const source = await m.createDatabase();
-  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
+  const { host, port, database } = clientOptions(source);
   return {
     source,
     dump: () =>
@@ -65,7 +65,7 @@ export async function sqlDatabase(driver: SqlDriver): Promise<TestDatabase> {
           '--complete-insert',
           '--hex-blob',
           '--compact',
-          db!,
+          database!,
         ],
         { encoding: 'utf8' },
       ),
@@ -94,14 +94,7 @@ export async function loadInto(
     }
     return;
   }
-  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
-  const conn = await mysql.createConnection({
-    host: host!,
-    port: Number(port),
-    user: 'root',
-    database: db!,
-    multipleStatements: true,
-  });
+  const conn = await mysql.createConnection({ ...clientOptions(source), multipleStatements: true });
   try {
     await conn.query(all.join(';\n'));
   } finally {
@@ -124,13 +117,7 @@ export async function queryDb(
       await client.end();
     }
   }
-  const [, host, port, db] = /tcp\(([^:]+):(\d+)\)\/(.*)$/.exec(source) ?? [];
-  const conn = await mysql.createConnection({
-    host: host!,
-    port: Number(port),
-    user: 'root',
-    database: db!,
-  });
+  const conn = await mysql.createConnection(clientOptions(source));
   try {
     const [rows] = await conn.query(sql);
     return rows as Record<string, unknown>[];

@@ -2,7 +2,7 @@
 // clients.dat (client registrations) and one directory per channel.
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClientDelete, ClientInfo, ServerInfo } from '../protocol/index.js';
+import { ClientDelete } from '../protocol/index.js';
 import { replaceFile } from './file-meta.js';
 import { replayLog, type ReplayResult } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
@@ -15,7 +15,10 @@ import {
   fileHeader,
   putRecord,
 } from './file-record.js';
+import { decodeClient, decodeServerInfo, encodeClient, encodeServerInfo } from './records.js';
 import type { ClientRecord, ServerInfoRecord } from './types.js';
+
+export { encodeClient };
 
 export const SERVER_FILE = 'server.dat';
 export const CLIENTS_FILE = 'clients.dat';
@@ -51,17 +54,7 @@ export async function writeServerInfo(
   info: ServerInfoRecord,
   crc: Crc32,
 ): Promise<void> {
-  const payload = ServerInfo.encode({
-    ClusterID: info.clusterID,
-    Discovery: info.discovery,
-    Publish: info.publish,
-    Subscribe: info.subscribe,
-    Unsubscribe: info.unsubscribe,
-    Close: info.close,
-    SubClose: info.subClose,
-    AcksSubs: info.acksSubs,
-    NodeID: info.nodeID,
-  }).finish();
+  const payload = encodeServerInfo(info);
   const b = Buffer.allocUnsafe(FILE_HEADER_SIZE + RECORD_HEADER_SIZE + payload.length);
   fileHeader().copy(b, 0);
   // Untyped: the size field is the size.
@@ -107,18 +100,7 @@ export async function readServerInfo(
     throw bad(`corrupted data, expected crc to be 0x${hex(stored)}, got 0x${hex(crc)}`);
   }
   try {
-    const s = ServerInfo.decode(payload);
-    return {
-      clusterID: s.ClusterID,
-      discovery: s.Discovery,
-      publish: s.Publish,
-      subscribe: s.Subscribe,
-      unsubscribe: s.Unsubscribe,
-      close: s.Close,
-      subClose: s.SubClose,
-      acksSubs: s.AcksSubs,
-      nodeID: s.NodeID,
-    };
+    return decodeServerInfo(payload);
   } catch (err) {
     throw bad(`undecodable server info (${String(err)})`);
   }
@@ -126,17 +108,6 @@ export async function readServerInfo(
 
 function hex(n: number): string {
   return n.toString(16).padStart(8, '0');
-}
-
-export function encodeClient(c: ClientRecord): Uint8Array {
-  return ClientInfo.encode({
-    ID: c.id,
-    HbInbox: c.hbInbox,
-    ConnID: c.connID,
-    Protocol: c.protocol,
-    PingInterval: c.pingInterval,
-    PingMaxOut: c.pingMaxOut,
-  }).finish();
 }
 
 export function encodeClientDelete(id: string): Uint8Array {
@@ -152,15 +123,8 @@ export async function readClients(
   const log = await replayLog(join(dir, CLIENTS_FILE), tuning, warn, (type, payload) => {
     try {
       if (type === CLIENT_ADD) {
-        const c = ClientInfo.decode(payload);
-        clients.set(c.ID, {
-          id: c.ID,
-          hbInbox: c.HbInbox,
-          connID: Buffer.from(c.ConnID),
-          protocol: c.Protocol,
-          pingInterval: c.PingInterval,
-          pingMaxOut: c.PingMaxOut,
-        });
+        const c = decodeClient(payload);
+        clients.set(c.id, c);
       } else if (type === CLIENT_DELETE) {
         clients.delete(ClientDelete.decode(payload).ID);
       } else {

@@ -4,7 +4,8 @@
 // the bodies stay in the database), the subscriptions not marked deleted with their
 // pending sequences, the store-wide highest channel and subscription IDs.
 import Long from 'long';
-import { ClientInfo, ServerInfo, SubState } from '../../protocol/generated/index.js';
+import { SubState } from '../../protocol/generated/index.js';
+import { decodeClient, decodeServerInfo } from '../records.js';
 import type { ClientRecord, ServerInfoRecord } from '../types.js';
 import type { SqlChannel } from './channel.js';
 import type { Row, SqlDb } from './db.js';
@@ -48,15 +49,7 @@ export async function recoverSql(
           pingMaxOut: 0,
         };
       }
-      const c = ClientInfo.decode(proto);
-      return {
-        id: c.ID,
-        hbInbox: c.HbInbox,
-        connID: c.ConnID,
-        protocol: c.Protocol,
-        pingInterval: c.PingInterval,
-        pingMaxOut: c.PingMaxOut,
-      };
+      return decodeClient(proto);
     },
   );
   const [maxSub] = await db.read('SELECT COALESCE(MAX(subid), 0) FROM Subscriptions');
@@ -82,24 +75,14 @@ function serverInfo(row: Row): ServerInfoRecord {
   if (version !== SCHEMA_VERSION) {
     throw new Error(`sql: unsupported version: ${version} (supports [1..${SCHEMA_VERSION}])`);
   }
-  const decoded = ServerInfo.decode(buf(row[1]));
+  const decoded = decodeServerInfo(buf(row[1]));
   const clusterId = str(row[0]);
-  if (decoded.ClusterID !== clusterId) {
+  if (decoded.clusterID !== clusterId) {
     throw new Error(
-      `sql: id "${clusterId}" in column does not match cluster ID in data "${decoded.ClusterID}"`,
+      `sql: id "${clusterId}" in column does not match cluster ID in data "${decoded.clusterID}"`,
     );
   }
-  return {
-    clusterID: decoded.ClusterID,
-    discovery: decoded.Discovery,
-    publish: decoded.Publish,
-    subscribe: decoded.Subscribe,
-    unsubscribe: decoded.Unsubscribe,
-    close: decoded.Close,
-    subClose: decoded.SubClose,
-    acksSubs: decoded.AcksSubs,
-    nodeID: decoded.NodeID,
-  };
+  return decoded;
 }
 
 // Keyset pages over the primary key: sequence, timestamp and size, never the data.

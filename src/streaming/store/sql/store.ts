@@ -13,12 +13,12 @@
 // Connections: one for writes (batches must commit in order), a few for reads (a
 // catching-up subscriber never waits behind a batch), one for the fault-tolerance
 // lock (its refresh never waits behind either).
-import { ServerInfo, ClientInfo } from '../../protocol/generated/index.js';
 import { millisToNanos } from '../../protocol/int64.js';
 import { ChannelRegistry, RegistryStore } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
 import { ResolvedLimits } from '../limits.js';
+import { encodeClient, encodeServerInfo } from '../records.js';
 import type {
   ChannelStore,
   ClientRecord,
@@ -162,17 +162,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
 
   init(info: ServerInfoRecord): void {
     this.checkOpen();
-    const proto = ServerInfo.encode({
-      ClusterID: info.clusterID,
-      Discovery: info.discovery,
-      Publish: info.publish,
-      Subscribe: info.subscribe,
-      Unsubscribe: info.unsubscribe,
-      Close: info.close,
-      SubClose: info.subClose,
-      AcksSubs: info.acksSubs,
-      NodeID: info.nodeID,
-    }).finish();
+    const proto = encodeServerInfo(info);
     const d = this.dialect;
     this.ordered.push(
       'DELETE FROM ServerInfo',
@@ -370,14 +360,7 @@ export class SqlStore extends RegistryStore<SqlChannel> implements Store {
       const rows: string[] = [];
       for (const c of this.clientChanges.values()) {
         if (c === null) continue;
-        const proto = ClientInfo.encode({
-          ID: c.id,
-          HbInbox: c.hbInbox,
-          ConnID: c.connID,
-          Protocol: c.protocol,
-          PingInterval: c.pingInterval,
-          PingMaxOut: c.pingMaxOut,
-        }).finish();
+        const proto = encodeClient(c);
         rows.push(`(${d.text(c.id)},${d.text(c.hbInbox)},${d.bytes(proto)})`);
       }
       if (rows.length > 0)
