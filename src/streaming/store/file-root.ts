@@ -15,10 +15,8 @@ import {
   fileHeader,
   putRecord,
 } from './file-record.js';
-import { decodeClient, decodeServerInfo, encodeClient, encodeServerInfo } from './records.js';
+import { decodeClient, decodeServerInfo, encodeServerInfo } from './records.js';
 import type { ClientRecord, ServerInfoRecord } from './types.js';
-
-export { encodeClient };
 
 export const SERVER_FILE = 'server.dat';
 export const CLIENTS_FILE = 'clients.dat';

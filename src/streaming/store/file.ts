@@ -59,7 +59,6 @@ import {
   CLIENTS_FILE,
   TRUNCATE_WITNESS,
   channelDirs,
-  encodeClient,
   ensureRootFiles,
   encodeClientDelete,
   readClients,
@@ -67,6 +66,7 @@ import {
   writeServerInfo,
 } from './file-root.js';
 import { ResolvedLimits } from './limits.js';
+import { encodeClient } from './records.js';
 import type {
   ChannelStore,
   ClientRecord,
