@@ -24,7 +24,7 @@ import { readServerInfo, writeServerInfo } from '../../src/streaming/store/file-
 import { DEFAULT_FILE_STORE_TUNING } from '../../src/streaming/store/file-options.js';
 import { IEEE } from '../../src/streaming/store/file-record.js';
 import { makeStoredMsg } from '../../src/streaming/store/message.js';
-import { decodeSub } from '../../src/streaming/store/file-subs.js';
+import { decodeSub } from '../../src/streaming/store/records.js';
 import { cleanupDirs, tempDir } from './file-fixtures.js';
 import {
   FIXTURE_DIR,

@@ -5,11 +5,12 @@
 // Replaying the log restores offline durables with their last sent sequence and
 // unacked messages, which the server redelivers after a restart.
 import { seqFromLong, seqToLong } from '../protocol/int64.js';
-import { SubState, SubStateDelete, SubStateUpdate } from '../protocol/index.js';
+import { SubStateDelete, SubStateUpdate } from '../protocol/index.js';
 import type Long from 'long';
 import type { IoScheduler } from './file-io.js';
 import { TypedLog, replayLog, type RecordSink } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
+import { decodeSub, encodeSub } from './records.js';
 import { SubStoreBase, type Mutable, type SubEntry } from './sub-store-base.js';
 import type { SubInit, SubRecord } from './types.js';
 
@@ -114,43 +115,9 @@ export class FileSubStore extends SubStoreBase<SubEntry> {
   }
 }
 
-function encodeSub(r: SubRecord): Uint8Array {
-  return SubState.encode({
-    ID: seqToLong(r.id),
-    clientID: r.clientID,
-    qGroup: r.qGroup,
-    inbox: r.inbox,
-    ackInbox: r.ackInbox,
-    maxInFlight: r.maxInFlight,
-    ackWaitInSecs: r.ackWaitInSecs,
-    durableName: r.durableName,
-    lastSent: seqToLong(r.lastSent),
-    isDurable: r.isDurable,
-    isClosed: r.isClosed,
-  }).finish();
-}
-
 function num(v: Long | number | null | undefined): number {
   if (v === null || v === undefined) return 0;
   return typeof v === 'number' ? v : seqFromLong(v);
-}
-
-/** A SubState record as the store keeps it (also used by the fixture tests). */
-export function decodeSub(payload: Buffer): Mutable<SubRecord> {
-  const s = SubState.decode(payload);
-  return {
-    id: num(s.ID),
-    clientID: s.clientID,
-    qGroup: s.qGroup,
-    inbox: s.inbox,
-    ackInbox: s.ackInbox,
-    maxInFlight: s.maxInFlight,
-    ackWaitInSecs: s.ackWaitInSecs,
-    durableName: s.durableName,
-    lastSent: num(s.lastSent),
-    isDurable: s.isDurable,
-    isClosed: s.isClosed,
-  };
 }
 
 /** Replays subs.dat (missing: no subscriptions). */

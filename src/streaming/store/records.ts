@@ -1,7 +1,11 @@
 // The store records in the reference's protobuf forms, shared by the FILE and SQL stores
-// (server.dat / ServerInfo.proto and clients.dat / Clients.proto hold the same bytes).
-import { ClientInfo, ServerInfo } from '../protocol/index.js';
-import type { ClientRecord, ServerInfoRecord } from './types.js';
+// (server.dat / ServerInfo.proto, clients.dat / Clients.proto and subs.dat / the
+// Subscriptions table's SubState hold the same bytes).
+import type Long from 'long';
+import { seqFromLong, seqToLong } from '../protocol/int64.js';
+import { ClientInfo, ServerInfo, SubState } from '../protocol/index.js';
+import type { Mutable } from './sub-store-base.js';
+import type { ClientRecord, ServerInfoRecord, SubRecord } from './types.js';
 
 export function encodeServerInfo(info: ServerInfoRecord): Uint8Array {
   return ServerInfo.encode({
@@ -55,4 +59,43 @@ export function decodeClient(bytes: Uint8Array): ClientRecord {
     pingInterval: c.PingInterval,
     pingMaxOut: c.PingMaxOut,
   };
+}
+
+export function encodeSub(r: SubRecord): Uint8Array {
+  return SubState.encode({
+    ID: seqToLong(r.id),
+    clientID: r.clientID,
+    qGroup: r.qGroup,
+    inbox: r.inbox,
+    ackInbox: r.ackInbox,
+    maxInFlight: r.maxInFlight,
+    ackWaitInSecs: r.ackWaitInSecs,
+    durableName: r.durableName,
+    lastSent: seqToLong(r.lastSent),
+    isDurable: r.isDurable,
+    isClosed: r.isClosed,
+  }).finish();
+}
+
+/** Throws on bytes that are not a SubState. */
+export function decodeSub(payload: Uint8Array): Mutable<SubRecord> {
+  const s = SubState.decode(payload);
+  return {
+    id: seq(s.ID),
+    clientID: s.clientID,
+    qGroup: s.qGroup,
+    inbox: s.inbox,
+    ackInbox: s.ackInbox,
+    maxInFlight: s.maxInFlight,
+    ackWaitInSecs: s.ackWaitInSecs,
+    durableName: s.durableName,
+    lastSent: seq(s.lastSent),
+    isDurable: s.isDurable,
+    isClosed: s.isClosed,
+  };
+}
+
+function seq(v: Long | number | null | undefined): number {
+  if (v === null || v === undefined) return 0;
+  return typeof v === 'number' ? v : seqFromLong(v);
 }

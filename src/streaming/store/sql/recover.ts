@@ -4,8 +4,7 @@
 // the bodies stay in the database), the subscriptions not marked deleted with their
 // pending sequences, the store-wide highest channel and subscription IDs.
 import Long from 'long';
-import { SubState } from '../../protocol/generated/index.js';
-import { decodeClient, decodeServerInfo } from '../records.js';
+import { decodeClient, decodeServerInfo, decodeSub } from '../records.js';
 import type { ClientRecord, ServerInfoRecord } from '../types.js';
 import type { SqlChannel } from './channel.js';
 import type { Row, SqlDb } from './db.js';
@@ -120,8 +119,8 @@ async function recoverSubs(db: SqlDb, ch: SqlChannel): Promise<number> {
       maxSeq = Math.max(maxSeq, lastSentCol);
       continue;
     }
-    const st = SubState.decode(protoBytes);
-    let lastSent = Math.max(lastSentCol, Number(st.lastSent));
+    const st = decodeSub(protoBytes);
+    let lastSent = Math.max(lastSentCol, st.lastSent);
     const rows: Row[] = await db.read(
       `SELECT ${r}, seq, lastsent, pending, acks FROM SubsPending WHERE subid = ${num(s[0])}` +
         ` ORDER BY ${r}`,
@@ -152,23 +151,7 @@ async function recoverSubs(db: SqlDb, ch: SqlChannel): Promise<number> {
       for (const q of acks) pending.delete(q);
     }
     const rec: RecoveredPending = { pending, rows: where, rewrite };
-    ch.subs.restore(
-      {
-        id: num(s[0]),
-        clientID: st.clientID,
-        qGroup: st.qGroup,
-        inbox: st.inbox,
-        ackInbox: st.ackInbox,
-        maxInFlight: st.maxInFlight,
-        ackWaitInSecs: st.ackWaitInSecs,
-        durableName: st.durableName,
-        lastSent,
-        isDurable: st.isDurable,
-        isClosed: st.isClosed,
-      },
-      rec,
-      maxRow,
-    );
+    ch.subs.restore({ ...st, id: num(s[0]), lastSent }, rec, maxRow);
     maxSeq = Math.max(maxSeq, lastSent);
   }
   return maxSeq;

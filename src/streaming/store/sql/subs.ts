@@ -22,8 +22,7 @@
 // stays just below the oldest sequence not written yet. After a crash a subscription
 // therefore resumes at most ACK_WINDOW_MS of deliveries early: those messages come
 // again (at-least-once), none is lost. close() writes everything.
-import Long from 'long';
-import { SubState } from '../../protocol/generated/index.js';
+import { encodeSub } from '../records.js';
 import { SubStoreBase, type Mutable, type SubEntry } from '../sub-store-base.js';
 import type { SubInit, SubRecord } from '../types.js';
 import type { SqlDialect } from './db.js';
@@ -307,11 +306,7 @@ export class SqlSubStore extends SubStoreBase<Entry> {
   }
 
   private writeProto(record: SubRecord, lastSent: number): void {
-    const proto = SubState.encode({
-      ...record,
-      ID: Long.fromNumber(record.id, true),
-      lastSent: Long.fromNumber(lastSent, true),
-    }).finish();
+    const proto = encodeSub({ ...record, lastSent });
     const d = this.ctx.dialect;
     this.ops.push(d.upsertSubs([`(${this.channelId},${record.id},${d.bytes(proto)})`]));
   }
