@@ -183,11 +183,18 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
 
     // node-nats-streaming calls pending publish callbacks without an error when its
     // connection closes: only a callback while connected is a PubAck.
+    /** Whether `payload` got its PubAck; a refused or failed publish is sent again. */
     function publishAcked(payload: string): Promise<boolean> {
       return new Promise((resolve) => {
-        pub.publish(CHANNEL, payload, (err) => {
-          resolve(err === undefined || err === null);
-        });
+        try {
+          pub.publish(CHANNEL, payload, (err) => {
+            resolve(err === undefined || err === null);
+          });
+        } catch {
+          // The client gave its connection up (its pings went unanswered while a lease
+          // lapsed): as applications do, it connects again, and the publish is retried.
+          resolve(false);
+        }
       });
     }
 
@@ -395,6 +402,13 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
         let tries = 0;
         while (!(await publishAcked(p))) {
           assert.ok(++tries < 8, `${p} acked within 8 attempts`);
+          if (pub.isClosed()) {
+            pub = await connect(jsc().nodes[0]!.url, 'test-cluster', `pub2-${Date.now()}`, {
+              ...RECONNECTING,
+              ackTimeout: 5000,
+            });
+            clients.push(pub);
+          }
         }
         acked.push(p);
       }
