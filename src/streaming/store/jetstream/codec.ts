@@ -130,53 +130,69 @@ export function decodeChannel(bytes: Uint8Array): string {
 const REPLY_FIELD = 3;
 const DATA_FIELD = 4;
 
+const EMPTY: Uint8Array = new Uint8Array(0);
+
+/** The answer of msgParts: one object for every call, to be read before the next. */
+export interface MsgParts {
+  reply: Uint8Array;
+  data: Uint8Array;
+}
+const parts: MsgParts = { reply: EMPTY, data: EMPTY };
+
+/** msgParts' read position, so that reading a varint needs no closure. */
+let cursor = 0;
+
+function readVarint(b: Uint8Array): number {
+  let v = 0;
+  let mul = 1;
+  for (;;) {
+    const x = b[cursor++];
+    if (x === undefined) throw new Error('MsgProto: truncated varint');
+    v += (x & 0x7f) * mul;
+    if (x < 0x80) return v;
+    mul *= 128;
+  }
+}
+
 /**
  * The reply and data of a marshaled MsgProto, as views into it (no copy): what a
  * channel stream stores. Walks the protobuf fields; the encoder's order is not assumed.
+ * Called for every message the Leader publishes, so it allocates nothing: the answer
+ * is the same object each time (read it at once).
  */
-export function msgParts(encoded: Uint8Array): { reply: Uint8Array; data: Uint8Array } {
+export function msgParts(encoded: Uint8Array): MsgParts {
   let reply: Uint8Array = EMPTY;
   let data: Uint8Array = EMPTY;
-  let pos = 0;
+  cursor = 0;
   const n = encoded.length;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = encoded[pos++]!;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-    }
-  };
-  while (pos < n) {
-    const tag = varint();
+  while (cursor < n) {
+    const tag = readVarint(encoded);
     const field = Math.floor(tag / 8);
     switch (tag & 7) {
       case 0:
-        varint();
+        readVarint(encoded);
         break;
       case 1:
-        pos += 8;
+        cursor += 8;
         break;
       case 5:
-        pos += 4;
+        cursor += 4;
         break;
       case 2: {
-        const len = varint();
-        if (field === REPLY_FIELD) reply = encoded.subarray(pos, pos + len);
-        else if (field === DATA_FIELD) data = encoded.subarray(pos, pos + len);
-        pos += len;
+        const len = readVarint(encoded);
+        if (field === REPLY_FIELD) reply = encoded.subarray(cursor, cursor + len);
+        else if (field === DATA_FIELD) data = encoded.subarray(cursor, cursor + len);
+        cursor += len;
         break;
       }
       default:
         throw new Error(`MsgProto: wire type ${tag & 7} unexpected`);
     }
   }
-  return { reply, data };
+  parts.reply = reply;
+  parts.data = data;
+  return parts;
 }
-
-const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** A message read from a channel stream, as the store keeps it. */
 export function storedFromStream(

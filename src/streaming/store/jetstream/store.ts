@@ -166,7 +166,7 @@ export class JetStreamStore
     this.ackSub = this.engine.nc.subscribe(this.ackPrefix + '.*', {
       callback: (err, msg) => {
         if (err !== null || !this.writing) return;
-        const ch = this.byIndex.get(Number(msg.subject.slice(msg.subject.lastIndexOf('.') + 1)));
+        const ch = this.byIndex.get(lastTokenNumber(msg.subject));
         if (ch !== undefined) this.writer.onAck(ch, msg);
       },
     });
@@ -471,4 +471,21 @@ export class JetStreamStore
     await Promise.all([...ch.subs.all()].map((s) => this.kv.delete(subKey(ch.name, s.record.id))));
     await this.engine.deleteStream(ch.stream);
   }
+}
+
+/**
+ * The number that ends an ack subject (`<inbox>.<channel index>`), -1 when it ends in
+ * anything else: read in place, as every PubAck comes through here.
+ */
+function lastTokenNumber(subject: string): number {
+  let n = 0;
+  let mul = 1;
+  for (let i = subject.length - 1; i >= 0; i--) {
+    const c = subject.charCodeAt(i);
+    if (c === 0x2e) return i === subject.length - 1 ? -1 : n;
+    if (c < 0x30 || c > 0x39) return -1;
+    n += (c - 0x30) * mul;
+    mul *= 10;
+  }
+  return -1;
 }

@@ -73,8 +73,10 @@ export class MessageWriter {
     const h = this.headers;
     h.set('Nats-Expected-Last-Sequence', String(msg.sequence - 1));
     h.set(TIMESTAMP_HEADER, msg.timestamp.toString());
-    if (reply.length > 0) h.set(REPLY_HEADER, Buffer.from(reply).toString());
-    else if (h.has(REPLY_HEADER)) h.delete(REPLY_HEADER);
+    if (reply.length > 0) {
+      // A view of the stored bytes: Buffer.from(reply) would copy them first.
+      h.set(REPLY_HEADER, Buffer.from(reply.buffer, reply.byteOffset, reply.length).toString());
+    } else if (h.has(REPLY_HEADER)) h.delete(REPLY_HEADER);
     const options = (ch.publishOptions ??= { reply: `${this.ackPrefix}.${ch.index}`, headers: h });
     this.host.engine.nc.publish(ch.subject, data, options);
   }
