@@ -612,7 +612,9 @@ export class Client implements ParserHandler {
     if (this.kind !== 'client') return;
     const interval = this.server.options.pingInterval;
     // The first PING comes early (at most 2 s plus up to 20%), as the reference does.
-    const delay = first ? Math.min(interval, 2000) * (1 + Math.random() * 0.2) : interval;
+    // The jitter is in steps of 10 ms: Node keeps a list (and a queue entry) per
+    // distinct delay, and a connection storm would otherwise make hundreds of them.
+    const delay = first ? firstPingDelay(interval) : interval;
     this.pingTimer = setTimeout(this.pingFired, delay);
     this.pingTimer.unref();
     this.pingTimerFirst = first;
@@ -727,6 +729,12 @@ export class Client implements ParserHandler {
 }
 
 /** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
+/** The first keep-alive PING's delay (ms): min(interval, 2 s) plus 0-20%, in 10 ms steps. */
+function firstPingDelay(interval: number): number {
+  const base = Math.min(interval, 2000);
+  return base + Math.floor(base * 0.02 * Math.random()) * 10;
+}
+
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   for (let i = 0; i < len; i++) if (a[start + i] !== b[i]) return false;
   return true;
