@@ -58,9 +58,10 @@ function handshake(port) {
 function restoreDefaultFlags() {
   const options = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' }).stdout;
   for (const flag of cli.READY_V8_FLAGS) {
-    const name = flag.split('=')[0];
-    const dflt = new RegExp(`default: (${name}=\\S+)`).exec(options ?? '');
-    if (dflt === null) fail(`no default for ${name} in node --v8-options`);
+    // --name=value, --name or --no-name; the default is printed in one of those forms.
+    const name = flag.replace(/^--(no-)?/, '').split('=')[0];
+    const dflt = new RegExp(`default: (--(?:no-)?${name}(?:=\\S+)?)\\s`).exec(options ?? '');
+    if (dflt === null) fail(`no default for --${name} in node --v8-options`);
     else setFlagsFromString(dflt[1]);
   }
 }
