@@ -22,6 +22,10 @@ export type { ConnectOptions } from '../protocol/connect.js';
 
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
 
+/** The longest subject the last-subject cache keeps. */
+const LAST_SUBJECT_MAX = 64;
+const NO_SUBJECT_BYTES = Buffer.alloc(0);
+
 /**
  * How long (ms) one connection's reads may run in one turn of the event loop before
  * its socket yields to the others until the next turn. libuv reads a busy socket up
@@ -122,9 +126,10 @@ export class Client implements ParserHandler {
   private pingTimerFirst = false;
   private authTimer: NodeJS.Timeout | null = null;
 
-  // A one-entry cache of the last published subject, checked by bytes.
+  // A one-entry cache of the last published subject, checked by bytes; its buffer is
+  // made at the first publish (a connection's set-up allocates little).
   private lastSubject = '';
-  private lastSubjectBytes: Buffer = Buffer.allocUnsafe(64);
+  private lastSubjectBytes: Buffer = NO_SUBJECT_BYTES;
   private lastSubjectLen = -1;
 
   /** Reads arrive through the shared read buffer's callback, not 'data' events. */
@@ -428,7 +433,10 @@ export class Client implements ParserHandler {
       subject = this.lastSubject;
     } else {
       subject = b.toString('latin1', start, p.subjectEnd);
-      if (len <= this.lastSubjectBytes.length) {
+      if (len <= LAST_SUBJECT_MAX) {
+        if (this.lastSubjectBytes.length === 0) {
+          this.lastSubjectBytes = Buffer.allocUnsafe(LAST_SUBJECT_MAX);
+        }
         b.copy(this.lastSubjectBytes, 0, start, p.subjectEnd);
         this.lastSubject = subject;
         this.lastSubjectLen = len;
