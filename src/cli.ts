@@ -1,5 +1,6 @@
 // The `wirebus` command: flags (and config file), then the server, then signals.
 
+import { setFlagsFromString } from 'node:v8';
 import { attachSecurityFromSettings } from './auth/config.js';
 import { ConfigError } from './config/conf.js';
 import { parseCommandLine, usage, UsageError, type CommandLine } from './config/flags.js';
@@ -17,7 +18,6 @@ import { startStreamingForCli, streamingSettingsForCli } from './streaming/cli.j
 import { attachClusterForCli, clusterSettingsForCli, startClusterForCli } from './cluster/cli.js';
 import { attachJetStreamForCli, jetstreamSettingsForCli } from './jetstream/cli.js';
 import { websocketFromConfig } from './websocket/config.js';
-import { setFlagsFromString } from 'node:v8';
 
 /**
  * Runs the command with `argv` (the arguments after the script). `invokedAs` is the
@@ -163,7 +163,7 @@ export async function main(
  * budget, 66 KB by default). A fresh server's first clients (a test suite's, or a
  * storm of connections) run the accept and handshake code a few thousand times only,
  * much of it in the interpreter at that budget; a quarter of it cuts the main
- * thread's CPU in a fresh server's first storm of 2,000 connections by a quarter
+ * thread's CPU in a fresh server's first storm of 2,000 connections by 15-28%
  * (bench/RESULTS.md). Set once the server is ready, not before: start-up itself runs
  * most of its code once, and optimizing it sooner only costs start-up CPU. The server
  * process is the command's own, so a process-wide V8 setting is ours to make; an

@@ -736,13 +736,13 @@ export class Client implements ParserHandler {
   }
 }
 
-/** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
 /** The first keep-alive PING's delay (ms): min(interval, 2 s) plus 0-20%, in 10 ms steps. */
 function firstPingDelay(interval: number): number {
   const base = Math.min(interval, 2000);
   return base + Math.floor(base * 0.02 * Math.random()) * 10;
 }
 
+/** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   for (let i = 0; i < len; i++) if (a[start + i] !== b[i]) return false;
   return true;
