@@ -429,6 +429,10 @@ export class FileMsgStore extends MsgStoreBase {
     // Lookups of the following messages wait for this read instead of starting theirs.
     const entry = { slice, from: seq, to, done };
     this.reads.push(entry);
+    // A subscription starting to catch up: the blocks after this one are read at the
+    // same time (the thread pool has threads to spare), not once this one is back,
+    // which left delivery waiting for the second block after the first was sent.
+    if (!ahead) this.readAhead(to + 1);
     let block: ReadBlock;
     try {
       block = await done;
@@ -439,9 +443,8 @@ export class FileMsgStore extends MsgStoreBase {
       this.blocks.unshift(block);
       if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
       // A subscription catching up reads on: the next blocks are read while this one
-      // is delivered (READ_AHEAD blocks ahead; a block read ahead reads on when its
-      // first message is looked up, see lookup()).
-      if (!ahead && isWhole(block)) this.readAhead(to + 1);
+      // is delivered (READ_AHEAD blocks ahead, started above; a block read ahead reads
+      // on when its first message is looked up, see lookup()).
     }
     return block.count > 0 ? msgAt(block, seq) : undefined;
   }

@@ -136,8 +136,8 @@ export function putRecord(
   payload: Uint8Array,
   crc: Crc32,
 ): number {
-  out.writeUInt32LE(sizeField >>> 0, pos);
-  out.writeUInt32LE(crc.bytes(payload, 0, payload.length), pos + 4);
+  putU32(out, pos, sizeField);
+  putU32(out, pos + 4, crc.bytes(payload, 0, payload.length));
   out.set(payload, pos + RECORD_HEADER_SIZE);
   return pos + RECORD_HEADER_SIZE + payload.length;
 }
@@ -148,10 +148,18 @@ export function typedSize(type: number, size: number): number {
 
 const TWO_32 = 0x1_0000_0000;
 
+/** Writes a uint32 little-endian (no range checks: Buffer's writers cost more than the write). */
+export function putU32(out: Buffer, pos: number, value: number): void {
+  out[pos] = value;
+  out[pos + 1] = value >>> 8;
+  out[pos + 2] = value >>> 16;
+  out[pos + 3] = value >>> 24;
+}
+
 /** Writes a safe non-negative integer as a little-endian uint64. */
 export function putU64(out: Buffer, pos: number, value: number): void {
-  out.writeUInt32LE((value % TWO_32) >>> 0, pos);
-  out.writeUInt32LE(Math.floor(value / TWO_32), pos + 4);
+  putU32(out, pos, value % TWO_32);
+  putU32(out, pos + 4, Math.floor(value / TWO_32));
 }
 
 /** Reads a little-endian uint64 as a number; values past 2^53 come back as Infinity. */
@@ -178,10 +186,10 @@ export function putIndexRecord(
 ): void {
   putU64(out, pos, seq);
   putU64(out, pos + 8, offset);
-  out.writeInt32LE(tsLow | 0, pos + 16);
-  out.writeInt32LE(tsHigh | 0, pos + 20);
-  out.writeUInt32LE(size, pos + 24);
-  out.writeUInt32LE(crc.bytes(out, pos, pos + 28), pos + 28);
+  putU32(out, pos + 16, tsLow);
+  putU32(out, pos + 20, tsHigh);
+  putU32(out, pos + 24, size);
+  putU32(out, pos + 28, crc.bytes(out, pos, pos + 28));
 }
 
 /** True if the 32 bytes at `pos` hold an index record with a matching CRC. */
