@@ -10,6 +10,9 @@
 //   crc      the record CRC32 (file-record.ts) against zlib.crc32, ns per call, at
 //            the sizes the store checksums: a subscription update, an index record,
 //            a 128-byte and a 1 KiB message's record
+//   pending  a subscription's pending set (SeqSet, store/seq-set.ts) against a JS Set:
+//            one add and one delete per message over a sliding window of MaxInflight
+//            (16,384) sequences, ns per message
 // SIZE sets the payload size (128), N the messages (200,000), SYNC=0 turns file_sync
 // off. Each figure: messages per second (wall time) and CPU time per message, and
 // the time the garbage collector took (all kinds), per message.
@@ -21,6 +24,7 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import { CRC_IEEE, Crc32 } from '../src/streaming/store/file-record.js';
+import { SeqSet } from '../src/streaming/store/seq-set.js';
 import { FileStore, MemoryStore, type Store } from '../src/streaming/store/index.js';
 import { readInOrder, storeInBatches } from './store-load.js';
 import { formatRate } from './timing.js';
@@ -113,7 +117,26 @@ function crcBench(): void {
   console.log(`crc     ${line.join('   ')}`);
 }
 
+function pendingBench(): void {
+  const window = 16_384;
+  const n = 2_000_000;
+  const slide = (set: Set<number>): number => {
+    const t = process.hrtime.bigint();
+    for (let seq = 1; seq <= n; seq++) {
+      set.add(seq);
+      if (seq > window) set.delete(seq - window);
+    }
+    return Number(process.hrtime.bigint() - t) / n;
+  };
+  slide(new SeqSet());
+  slide(new Set<number>());
+  const ours = slide(new SeqSet());
+  const js = slide(new Set<number>());
+  console.log(`pending SeqSet ${ours.toFixed(0)} ns (Set ${js.toFixed(0)}) per add + delete`);
+}
+
 crcBench();
+pendingBench();
 console.log(`${N} msgs of ${data.length} B, batches of ${BATCH}, file_sync ${sync}`);
 await run('MEMORY', new MemoryStore({ limits }));
 const dir = mkdtempSync(join(tmpdir(), 'wirebus-file-bench-'));
