@@ -158,8 +158,10 @@ export function putU32(out: Buffer, pos: number, value: number): void {
 
 /** Writes a safe non-negative integer as a little-endian uint64. */
 export function putU64(out: Buffer, pos: number, value: number): void {
-  putU32(out, pos, value % TWO_32);
-  putU32(out, pos + 4, Math.floor(value / TWO_32));
+  // Sequences and offsets are nearly always below 2^32: no floating-point division.
+  const high = value > 0xffffffff ? Math.floor(value / TWO_32) : 0;
+  putU32(out, pos, value - high * TWO_32);
+  putU32(out, pos + 4, high);
 }
 
 /** Reads a little-endian uint64 as a number; values past 2^53 come back as Infinity. */
@@ -220,9 +222,14 @@ export function copySmall(src: Buffer, from: number, dst: Buffer, at: number, n:
 /** Appends a varint (a safe non-negative integer) at `pos`; returns the end. */
 export function putVarint(out: Buffer, pos: number, value: number): number {
   let v = value;
-  while (v >= 0x80) {
+  // Past 2^31 the low 7 bits are taken by arithmetic; below it, by bit operations.
+  while (v > 0x7fffffff) {
     out[pos++] = (v % 0x80) | 0x80;
     v = Math.floor(v / 0x80);
+  }
+  while (v >= 0x80) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
   }
   out[pos++] = v;
   return pos;
