@@ -6,7 +6,6 @@
 
 import { MessageFields } from '../protocol/message-fields.js';
 import type { PublishedMessage } from '../server/message.js';
-import { putInt } from '../server/outbound.js';
 
 const DOT = 0x2e;
 const ZERO = 0x30;
@@ -50,22 +49,22 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
       this.subject = subject;
     }
     const b = this.argBuf;
-    let p = putInt(b, this.ackPrefix.length, dc);
+    let p = putUint(b, this.ackPrefix.length, dc);
     b[p++] = DOT;
-    p = putInt(b, p, sseq);
+    p = putUint(b, p, sseq);
     b[p++] = DOT;
-    p = putInt(b, p, dseq);
+    p = putUint(b, p, dseq);
     b[p++] = DOT;
     p = putNanos(b, p, ts);
     b[p++] = DOT;
-    p = putInt(b, p, pending);
+    p = putUint(b, p, pending);
     this.replyEnd = p;
     const hdrLen = hdr.length;
     const total = hdrLen + data.length;
     if (hdrLen > 0) {
       this.hdr = hdrLen;
       this.hdrStart = p;
-      p = putInt(b, p, hdrLen);
+      p = putUint(b, p, hdrLen);
       this.hdrEnd = p;
       // The core reads headers and data as one span; a store keeps them apart.
       this.payload = Buffer.concat([hdr, data], total);
@@ -74,7 +73,7 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
       this.payload = data;
     }
     this.sizeStart = p;
-    this.sizeEnd = putInt(b, p, total);
+    this.sizeEnd = putUint(b, p, total);
     this.size = total;
     this.payloadStart = 0;
     this.payloadEnd = total;
@@ -98,7 +97,7 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
  * beyond that the string is made.
  */
 export function putNanos(b: Buffer, p: number, ns: number): number {
-  if (ns <= Number.MAX_SAFE_INTEGER) return putInt(b, p, ns);
+  if (ns <= Number.MAX_SAFE_INTEGER) return putUint(b, p, ns);
   let hi = Math.floor(ns / 1e9);
   if (hi > EXACT_SECONDS) return p + b.write(String(ns), p, 'latin1');
   let lo = ns - hi * 1e9;
@@ -109,10 +108,41 @@ export function putNanos(b: Buffer, p: number, ns: number): number {
     hi++;
     lo -= 1e9;
   }
-  p = putInt(b, p, hi);
+  p = putUint(b, p, hi);
+  // Nine digits, zeros in front; below 2^31, so integer arithmetic.
   for (let i = 8; i >= 0; i--) {
-    b[p + i] = ZERO + (lo % 10);
-    lo = Math.floor(lo / 10);
+    const q = (lo / 10) | 0;
+    b[p + i] = ZERO + lo - q * 10;
+    lo = q;
   }
   return p + 9;
+}
+
+/**
+ * Writes a non-negative safe integer in decimal at `p`; returns the end. Integer
+ * arithmetic below 2^31 and no calls: it runs per number of every delivery, and a
+ * freshly started server runs it before the optimising compiler has.
+ */
+export function putUint(b: Buffer, p: number, v: number): number {
+  if (v < 10) {
+    b[p] = ZERO + v;
+    return p + 1;
+  }
+  let end = p + 2;
+  for (let t = 100; t <= v; t *= 10) end++;
+  let at = end;
+  if (v < 2147483648) {
+    while (v > 0) {
+      const q = (v / 10) | 0;
+      b[--at] = ZERO + v - q * 10;
+      v = q;
+    }
+  } else {
+    while (v > 0) {
+      const d = v % 10;
+      b[--at] = ZERO + d;
+      v = (v - d) / 10;
+    }
+  }
+  return end;
 }

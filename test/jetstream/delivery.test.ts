@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect as connectSocket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
-import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
+import { DeliveryMessage, putNanos, putUint } from '../../src/jetstream/delivery-message.js';
 import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
@@ -27,6 +27,24 @@ test('putNanos writes the exact value of a time in nanoseconds', () => {
   }
   // The digits of the double itself, not String()'s shortest form padded with zeros.
   assert.equal(text(b, 0, putNanos(b, 0, 1763984000123456768)), '1763984000123456768');
+});
+
+test('putUint writes decimal digits', () => {
+  const b = Buffer.alloc(32);
+  const samples = [
+    0,
+    1,
+    9,
+    10,
+    99,
+    100,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32 + 5,
+    Number.MAX_SAFE_INTEGER,
+  ];
+  for (let i = 0; i < 300; i++) samples.push(Math.floor(Math.random() * 10 ** (i % 16)));
+  for (const v of samples) assert.equal(text(b, 3, putUint(b, 3, v)), String(v));
 });
 
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {
