@@ -248,6 +248,8 @@ export class Consumer implements StreamConsumer {
   kick(): void {
     if (this.closed || this.delivering || this.resumeSoon !== null || this.resumeLater !== null)
       return;
+    // A pull consumer without requests has nowhere to send (every ack lands here).
+    if (!this.isPush && this.waiting.length === 0) return;
     this.delivering = true;
     // One clock reading per burst: delivery times and activity need no finer grain.
     const now = nowNs();
