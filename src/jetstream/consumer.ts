@@ -351,6 +351,7 @@ export class Consumer implements StreamConsumer {
     const target = this.isPush ? this.cfg.deliverSubject : (this.waiting[0]?.reply ?? '');
     if (target !== '' && this.host.backlog(target) > this.host.backlogLimit) {
       this.resumeLater = setTimeout(this.onResume, BACKLOG_WAIT_MS);
+      this.resumeLater.unref();
       return;
     }
     this.kick();
