@@ -39,7 +39,23 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
   set(subject: string, reply: string | null, headers: Buffer | null, data: Buffer): this {
     const hdrLen = headers === null ? 0 : headers.length;
     const total = hdrLen + data.length;
-    // Each character one latin1 byte, as the parser's offsets count them; 2 x 16 digits.
+    this.layOut(subject, reply, hdrLen, total);
+    this.payload = headers === null || hdrLen === 0 ? data : Buffer.concat([headers, data]);
+    this.payloadStart = 0;
+    this.payloadEnd = total;
+    return this;
+  }
+
+  /** set() of a payload without headers given as `buf[start, end)`: no view of it is made. */
+  setRange(subject: string, reply: string | null, buf: Buffer, start: number, end: number): this {
+    this.layOut(subject, reply, 0, end - start);
+    this.payload = buf;
+    this.payloadStart = start;
+    this.payloadEnd = end;
+    return this;
+  }
+
+  private layOut(subject: string, reply: string | null, hdrLen: number, total: number): void {
     const need = subject.length + (reply === null ? 0 : reply.length + 1) + 34;
     if (this.scratch.length < need) this.scratch = Buffer.allocUnsafe(need * 2);
     const b = this.scratch;
@@ -70,10 +86,6 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     this.sizeEnd = p;
     this.argBuf = b;
     this.size = total;
-    this.payload = headers === null || hdrLen === 0 ? data : Buffer.concat([headers, data]);
-    this.payloadStart = 0;
-    this.payloadEnd = total;
-    return this;
   }
 }
 

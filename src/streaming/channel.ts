@@ -1,8 +1,8 @@
 // A channel: its store, its subscriptions (plain, durable, queue groups) and the
 // delivery of its messages to them. Sequences and timestamps are assigned here.
 
-import Long from 'long';
-import { nowNanos } from './protocol/int64.js';
+import type Long from 'long';
+import { type Halves, nowNanos, nowNanosInto } from './protocol/int64.js';
 import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
 import type { QueueGroup } from './queue.js';
@@ -13,6 +13,9 @@ import type { Sub } from './subscription.js';
 const CHECK_EVERY = 128;
 /** How long a congested subscriber gets to drain before delivery resumes. */
 const RETRY_MS = 2;
+
+/** Where stamp() reads the clock. */
+const clock: Halves = { low: 0, high: 0 };
 
 /** pb.StartPosition's values. */
 const START = {
@@ -29,8 +32,11 @@ export class Channel {
   /** Durables by `clientID + "-" + durableName`, online or offline. */
   readonly durables = new Map<string, Sub>();
   readonly groups = new Map<string, QueueGroup>();
-  /** Timestamps never go backwards within a channel. */
-  private lastTimestamp: Long = Long.ZERO;
+  /**
+   * The last timestamp given (stamp()), as unsigned halves: timestamps never go
+   * backwards within a channel.
+   */
+  readonly ts: Halves = { low: 0, high: 0 };
   /** New messages were stored since the last delivery pass. */
   dirty = false;
   /** Subscribe requests in progress: they keep max_inactivity from deleting the channel. */
@@ -61,16 +67,16 @@ export class Channel {
     return this.store.msgs.lastSequence + 1;
   }
 
-  /** A timestamp for a new message: now, or the previous one if the clock went back. */
-  timestamp(): Long {
-    const now = nowNanos();
-    const last = this.lastTimestamp;
-    // now < last, on the halves (Long.lessThan subtracts, allocating).
-    if (now.high < last.high || (now.high === last.high && now.low >>> 0 < last.low >>> 0)) {
-      return last;
-    }
-    this.lastTimestamp = now;
-    return now;
+  /**
+   * Sets `ts` to the timestamp of a new message: now, or the previous one if the
+   * clock went back. No Long is made (one per message showed in GC).
+   */
+  stamp(): void {
+    nowNanosInto(clock);
+    const last = this.ts;
+    if (clock.high < last.high || (clock.high === last.high && clock.low < last.low)) return;
+    last.low = clock.low;
+    last.high = clock.high;
   }
 
   /** Subscriptions as serverz/channelsz count them: online, offline durables, members, shadows. */
@@ -133,6 +139,13 @@ export class Channel {
       let seq = sub.lastSent + 1;
       // Messages removed by limits are skipped: delivery jumps to the first available.
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      if (msgs.bytesOf !== undefined) {
+        // A memory-held store: its bytes, without a message object or a view.
+        const buf = msgs.bytesOf(seq);
+        if (buf === undefined) sub.lastSent = seq;
+        else sub.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+        continue;
+      }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {
         sub.fetching = true;
@@ -164,6 +177,12 @@ export class Channel {
       }
       let seq = g.lastSent + 1;
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      if (msgs.bytesOf !== undefined) {
+        const buf = msgs.bytesOf(seq);
+        g.lastSent = seq;
+        if (buf !== undefined) member.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+        continue;
+      }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {
         member.fetching = true;

@@ -38,8 +38,10 @@ class HeldMsg implements StoredMsg {
 }
 
 export class MemoryMsgStore extends MsgStoreBase {
-  // Message `first + k` is in slot (head + k) & mask of every column.
-  private buffers: (ArrayBufferLike | undefined)[] = [];
+  // Message `first + k` is in slot (head + k) & mask of every column. A message's
+  // buffer is the slab it was written into (shared by many), or a Buffer over the
+  // whole ArrayBuffer of a message stored as a view; its offset is within that buffer.
+  private buffers: (Buffer | undefined)[] = [];
   private offsets = new Float64Array(0);
   private lengths = new Int32Array(0);
   private tsLow = new Int32Array(0);
@@ -56,35 +58,96 @@ export class MemoryMsgStore extends MsgStoreBase {
     super(channel, limits, ctx.isClosed, ctx.warn);
   }
 
+  /** Whole-ArrayBuffer Buffers by their ArrayBuffer, for store(): the last one made. */
+  private lastArrayBuffer: ArrayBufferLike | null = null;
+  private lastWhole: Buffer | null = null;
+  /** Where bytesOf() found its message. */
+  rangeStart = 0;
+  rangeEnd = 0;
+
   store(msg: StoredMsg): boolean {
+    const encoded = msg.encoded;
+    const ab = encoded.buffer;
+    // Keeping the view would keep an object per message alive; messages encoded one
+    // after the other mostly share an ArrayBuffer (Node's pool, a slab).
+    if (ab !== this.lastArrayBuffer) {
+      this.lastArrayBuffer = ab;
+      this.lastWhole = Buffer.from(ab);
+    }
+    const ts = msg.timestamp;
+    return this.put(
+      msg.sequence,
+      ts.low,
+      ts.high,
+      this.lastWhole!,
+      encoded.byteOffset,
+      encoded.byteOffset + encoded.length,
+    );
+  }
+
+  storeRange(
+    sequence: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
+    // A subclass that does more on store() (the clustered store replicates) gets it.
+    if (this.store !== MemoryMsgStore.prototype.store) {
+      return this.store({
+        sequence,
+        timestamp: Long.fromBits(tsLow, tsHigh),
+        encoded: buf.subarray(start, end),
+      });
+    }
+    return this.put(sequence, tsLow, tsHigh, buf, start, end);
+  }
+
+  private put(
+    seq: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
     this.checkOpen();
-    const seq = msg.sequence;
     if (!this.isNewSequence(seq)) return false;
     if (this.startsOver(seq)) this.clear();
     if (this.held === this.mask + 1) this.resize(Math.max(MIN_CAPACITY, this.held * 2));
     const slot = (this.head + this.held) & this.mask;
-    const encoded = msg.encoded;
-    this.buffers[slot] = encoded.buffer;
-    this.offsets[slot] = encoded.byteOffset;
-    this.lengths[slot] = encoded.length;
-    this.tsLow[slot] = msg.timestamp.low;
-    this.tsHigh[slot] = msg.timestamp.high;
+    this.buffers[slot] = buf;
+    this.offsets[slot] = start;
+    this.lengths[slot] = end - start;
+    this.tsLow[slot] = tsLow;
+    this.tsHigh[slot] = tsHigh;
     this.held++;
     // After the columns: added() may drop the oldest to keep the limits.
-    this.added(seq, encoded.length);
+    this.added(seq, end - start);
     this.ctx.onStored?.();
     return true;
   }
 
   lookup(sequence: number): StoredMsg | undefined {
-    if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
+    const buf = this.bytesOf(sequence);
+    if (buf === undefined) return undefined;
     const slot = (this.head + (sequence - this.first)) & this.mask;
     return new HeldMsg(
       sequence,
-      Buffer.from(this.buffers[slot]!, this.offsets[slot], this.lengths[slot]),
+      buf.subarray(this.rangeStart, this.rangeEnd),
       this.tsLow[slot]!,
       this.tsHigh[slot]!,
     );
+  }
+
+  bytesOf(sequence: number): Buffer | undefined {
+    if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
+    const slot = (this.head + (sequence - this.first)) & this.mask;
+    const start = this.offsets[slot]!;
+    this.rangeStart = start;
+    this.rangeEnd = start + this.lengths[slot]!;
+    return this.buffers[slot];
   }
 
   empty(): void {
@@ -136,7 +199,7 @@ export class MemoryMsgStore extends MsgStoreBase {
 
   /** `capacity` slots (a power of two), the messages held moved to the front in order. */
   private resize(capacity: number): void {
-    const buffers = new Array<ArrayBufferLike | undefined>(capacity);
+    const buffers = new Array<Buffer | undefined>(capacity);
     const offsets = new Float64Array(capacity);
     const lengths = new Int32Array(capacity);
     const tsLow = new Int32Array(capacity);
