@@ -9,7 +9,12 @@ import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
 import type { Sub } from './subscription.js';
 
-/** Messages sent to one subscription between two looks at its connection's backlog. */
+/**
+ * Messages sent to one subscription between two looks at its connection's backlog.
+ * Counted on the subscription across calls: once MaxInflight is reached each ack
+ * sends one message, and a count per call never reached its check (a catch-up of
+ * 16,384 x 1 KiB in flight then queued past max_pending and was cut off).
+ */
 const CHECK_EVERY = 128;
 /** How long a congested subscriber gets to drain before delivery resumes. */
 const RETRY_MS = 2;
@@ -121,7 +126,6 @@ export class Channel {
     }
     const msgs = this.store.msgs;
     const now = Date.now();
-    let budget = CHECK_EVERY;
     while (
       !sub.stalled &&
       !sub.offline &&
@@ -129,13 +133,7 @@ export class Channel {
       !sub.waiting &&
       sub.lastSent < this.deliverable
     ) {
-      if (--budget === 0) {
-        budget = CHECK_EVERY;
-        if (this.server.bus.congested(sub.inbox)) {
-          this.retryLater(sub);
-          return;
-        }
-      }
+      if (this.mustWait(sub)) return;
       let seq = sub.lastSent + 1;
       // Messages removed by limits are skipped: delivery jumps to the first available.
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
@@ -164,17 +162,10 @@ export class Channel {
   sendGroup(g: QueueGroup): void {
     const msgs = this.store.msgs;
     const now = Date.now();
-    let budget = CHECK_EVERY;
     while (g.lastSent < this.deliverable) {
       const member = g.pick();
       if (member === null || member.fetching || member.waiting) return;
-      if (--budget === 0) {
-        budget = CHECK_EVERY;
-        if (this.server.bus.congested(member.inbox)) {
-          this.retryLater(member);
-          return;
-        }
-      }
+      if (this.mustWait(member)) return;
       let seq = g.lastSent + 1;
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
       if (msgs.bytesOf !== undefined) {
@@ -198,13 +189,29 @@ export class Channel {
     }
   }
 
+  /**
+   * Every CHECK_EVERY messages to `sub`, a look at its connection: while much output
+   * waits there, delivery pauses (true) and tries again RETRY_MS later.
+   */
+  private mustWait(sub: Sub): boolean {
+    if (++sub.sentSinceCheck < CHECK_EVERY) return false;
+    sub.sentSinceCheck = 0;
+    if (!this.server.bus.congested(sub.inbox)) return false;
+    this.retryLater(sub);
+    return true;
+  }
+
   /** Delivery to a congested subscriber goes on once its output had time to drain. */
   private retryLater(sub: Sub): void {
     if (sub.waiting) return;
     sub.waiting = true;
     setTimeout(() => {
       sub.waiting = false;
-      if (!sub.offline && this.server.channels.get(this.name) === this) this.sendAvailable(sub);
+      if (sub.offline || this.server.channels.get(this.name) !== this) return;
+      // Look again before the first message.
+      sub.sentSinceCheck = CHECK_EVERY - 1;
+      if (sub.group !== null) this.sendGroup(sub.group);
+      else this.sendAvailable(sub);
     }, RETRY_MS);
   }
 

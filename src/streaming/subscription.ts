@@ -45,6 +45,8 @@ export class Sub {
   private timerAt = 0;
   /** A message fetch from the store is in progress (stores that read asynchronously). */
   fetching = false;
+  /** Messages sent since its connection's backlog was last looked at (channel.ts mustWait). */
+  sentSinceCheck = 0;
   /** Delivery paused for a congested connection (channel.ts retryLater). */
   waiting = false;
 
