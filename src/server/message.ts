@@ -34,6 +34,8 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
    * while the message is being routed.
    */
   private scratch = Buffer.allocUnsafe(256);
+  /** The subject whose bytes begin `scratch` (set() writes the subject first). */
+  private laidSubject: string | null = null;
 
   /** Lays out `subject [reply] [hdr] size` the way the parser would have seen them. */
   set(subject: string, reply: string | null, headers: Buffer | null, data: Buffer): this {
@@ -57,11 +59,22 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
 
   private layOut(subject: string, reply: string | null, hdrLen: number, total: number): void {
     const need = subject.length + (reply === null ? 0 : reply.length + 1) + 34;
-    if (this.scratch.length < need) this.scratch = Buffer.allocUnsafe(need * 2);
+    if (this.scratch.length < need) {
+      this.scratch = Buffer.allocUnsafe(need * 2);
+      this.laidSubject = null;
+    }
     const b = this.scratch;
-    let p = b.write(subject, 0, 'latin1');
-    this.subjectStart = 0;
-    this.subjectEnd = p;
+    let p: number;
+    // Runs of publishes to one subject (PubAcks to a publisher, deliveries to a
+    // subscription's inbox) find it in place: writing it is a call into C++ each time.
+    if (subject === this.laidSubject) {
+      p = this.subjectEnd;
+    } else {
+      p = b.write(subject, 0, 'latin1');
+      this.laidSubject = subject;
+      this.subjectStart = 0;
+      this.subjectEnd = p;
+    }
     if (reply !== null) {
       b[p++] = SPACE;
       this.replyStart = p;
