@@ -149,37 +149,58 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
   );
   const storeSlabs = new Slabs();
   const clock = { low: 0, high: 0 };
+  /** As the publish path stores message `seq`: encode into slabs, then storeRange. */
+  const publishInto = (into: MemoryMsgStore, seq: number): void => {
+    nowNanosInto(clock);
+    const size = writeMsgProtoRange(
+      storeSlabs,
+      seq,
+      clock.low,
+      clock.high,
+      fooBytes,
+      '',
+      data,
+      0,
+      data.length,
+    );
+    into.storeRange(
+      seq,
+      clock.low,
+      clock.high,
+      storeSlabs.buf,
+      storeSlabs.start,
+      storeSlabs.start + size,
+    );
+  };
   results.push(
     measure(
       'stan memory store publish',
       ms,
       1000,
       () => {
-        next++;
-        nowNanosInto(clock);
-        const size = writeMsgProtoRange(
-          storeSlabs,
-          next,
-          clock.low,
-          clock.high,
-          fooBytes,
-          '',
-          data,
-          0,
-          data.length,
-        );
-        msgs.storeRange(
-          next,
-          clock.low,
-          clock.high,
-          storeSlabs.buf,
-          storeSlabs.start,
-          storeSlabs.start + size,
-        );
+        publishInto(msgs, ++next);
       },
       'as the publish path: encode + storeRange, max_msgs 100k',
     ),
   );
+  // A channel that holds many: what collections cost once the store is large (each
+  // full one used to trace a reference per message held).
+  const large = new MemoryStore({ limits: { maxMsgs: 500_000 } });
+  const bigMsgs = large.createChannel('big').msgs;
+  if (!(bigMsgs instanceof MemoryMsgStore)) throw new Error('a MEMORY store channel was expected');
+  let bigNext = 0;
+  results.push(
+    measure(
+      'stan memory store publish, 500k held',
+      ms,
+      1000,
+      () => {
+        publishInto(bigMsgs, ++bigNext);
+      },
+      'the same into a channel filling up to max_msgs 500k',
+    ),
+  );
+  void large.close();
   // Delivery reads each message back: lookup() of messages held (the store above is
   // full, at max_msgs).
   const held = msgs.firstSequence;
