@@ -131,6 +131,7 @@ export class Channel {
       !sub.offline &&
       !sub.fetching &&
       !sub.waiting &&
+      !sub.starting &&
       sub.lastSent < this.deliverable
     ) {
       if (this.mustWait(sub)) return;

@@ -49,6 +49,11 @@ export class Sub {
   sentSinceCheck = 0;
   /** Delivery paused for a congested connection (channel.ts retryLater). */
   waiting = false;
+  /**
+   * Answered only once its record is durable (handlers/subscribe.ts, clustered):
+   * nothing is sent before the SubscriptionResponse.
+   */
+  starting = false;
 
   constructor(
     readonly channel: Channel,
