@@ -22,8 +22,12 @@ export type { ConnectOptions } from '../protocol/connect.js';
 
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
 
-/** The longest subject the last-subject cache keeps. */
-const LAST_SUBJECT_MAX = 64;
+/**
+ * The last-subject cache's room: none until the first publish, then 64 bytes, or the
+ * longest subject it remembers when the subject needs more.
+ */
+const FIRST_SUBJECT_ROOM = 64;
+const MAX_REMEMBERED_SUBJECT = 256;
 const NO_SUBJECT_BYTES = Buffer.alloc(0);
 
 /**
@@ -433,10 +437,13 @@ export class Client implements ParserHandler {
       subject = this.lastSubject;
     } else {
       subject = b.toString('latin1', start, p.subjectEnd);
-      if (len <= LAST_SUBJECT_MAX) {
-        if (this.lastSubjectBytes.length === 0) {
-          this.lastSubjectBytes = Buffer.allocUnsafe(LAST_SUBJECT_MAX);
-        }
+      // Streaming publishes go to `_STAN.pub.<id>.<channel>`, often past 64 bytes.
+      if (len > this.lastSubjectBytes.length && len <= MAX_REMEMBERED_SUBJECT) {
+        this.lastSubjectBytes = Buffer.allocUnsafe(
+          len <= FIRST_SUBJECT_ROOM ? FIRST_SUBJECT_ROOM : MAX_REMEMBERED_SUBJECT,
+        );
+      }
+      if (len <= this.lastSubjectBytes.length) {
         b.copy(this.lastSubjectBytes, 0, start, p.subjectEnd);
         this.lastSubject = subject;
         this.lastSubjectLen = len;
@@ -764,8 +771,13 @@ function isReservedReply(b: Buffer, start: number, end: number): boolean {
     return true;
   }
   if (n > 5 && isGatewayPrefix(b, start)) return true;
-  return n > 8 && b.toString('latin1', start, start + 8) === '$JS.ACK.';
+  // Byte by byte: a string here cost one per request published (streaming PubMsgs).
+  if (n <= 8) return false;
+  for (let i = 0; i < 8; i++) if (b[start + i] !== JS_ACK[i]) return false;
+  return true;
 }
+
+const JS_ACK = Buffer.from('$JS.ACK.', 'latin1');
 
 /** `_GR_.` at start: gateway-routed replies, which clients may not publish to or use. */
 function isGatewayPrefix(b: Buffer, start: number): boolean {
