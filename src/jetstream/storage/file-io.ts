@@ -443,7 +443,7 @@ export class FileIo {
     }
     // With nothing to do, loop() would settle (and clear `running`) before the assignment,
     // leaving a settled promise there for ever: no round would start again.
-    if (this.running === undefined && this.hasWork()) this.running = this.loop();
+    if (this.hasWork()) this.running = this.loop();
   };
 
   /** A round written on the event loop (no `always`, no tasks). */
