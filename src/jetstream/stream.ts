@@ -117,9 +117,9 @@ export class Stream {
   /** Subscribes to the stream's subjects: from now on published messages are stored. */
   start(): void {
     for (const subject of this.cfg.subjects) {
-      // A file store copies each message into its write buffer and keeps no reference:
-      // it can read the publisher's bytes in place. A memory store keeps the buffers.
-      this.subs.push(this.host.subscribe(subject, this.onMessage, this.store.type === 'file'));
+      // Stores copy what they keep (into a file's write buffer, a memory store's slab):
+      // they read the publisher's bytes in place, with no copy made for them before.
+      this.subs.push(this.host.subscribe(subject, this.onMessage, true));
     }
   }
 
@@ -133,8 +133,8 @@ export class Stream {
   };
 
   /**
-   * A published message (nats-server's processJetStreamMsg). For a file stream `hdr` and
-   * `data` are borrowed (see start()): nothing here may keep them past the call.
+   * A published message (nats-server's processJetStreamMsg). `hdr` and `data` are
+   * borrowed (see start()): nothing here may keep them past the call.
    */
   processMsg(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): void {
     if (this.closed) return;

@@ -22,6 +22,7 @@ import {
   lowersPerSubject,
 } from './types.js';
 import { ConsumerBook } from './consumer-state.js';
+import { MessageSlabs, SeqLog } from './memory-log.js';
 
 const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
@@ -48,7 +49,8 @@ function copyInto(m: StoredMsg, into: StoredMsg | undefined): StoredMsg {
 export class MemoryStreamStore implements StreamStore {
   readonly type = 'memory' as const;
   private cfg: StreamStoreConfig;
-  private readonly msgs = new Map<number, StoredMsg>();
+  private readonly msgs = new SeqLog();
+  private readonly slabs = new MessageSlabs();
   private readonly subjects = new Map<string, SubjectState>();
   private firstSeq = 0;
   private lastSeq = 0;
@@ -81,7 +83,7 @@ export class MemoryStreamStore implements StreamStore {
     const seq = ++this.lastSeq;
     if (this.msgs.size === 0) this.firstSeq = seq;
     this.lastTs = ts;
-    this.msgs.set(seq, { subject, seq, ts, hdr, data });
+    this.msgs.set(this.slabs.make(subject, seq, ts, hdr, data));
     this.bytes += size;
     let ss = this.subjects.get(subject);
     if (ss === undefined) {
@@ -165,6 +167,7 @@ export class MemoryStreamStore implements StreamStore {
     if (m === undefined) return false;
     this.msgs.delete(seq);
     const size = memoryMsgSize(m.subject, m.hdr, m.data);
+    this.slabs.release(m);
     this.bytes -= size;
     const ss = this.subjects.get(m.subject);
     if (ss !== undefined) {
@@ -201,6 +204,7 @@ export class MemoryStreamStore implements StreamStore {
     const n = this.msgs.size;
     const bytes = this.bytes;
     this.msgs.clear();
+    this.slabs.reset();
     this.subjects.clear();
     this.bytes = 0;
     this.firstSeq = this.lastSeq + 1;
@@ -379,6 +383,7 @@ export class MemoryStreamStore implements StreamStore {
   async delete(): Promise<void> {
     await this.stop();
     this.msgs.clear();
+    this.slabs.reset();
     this.subjects.clear();
     this.consumers.clear();
     this.bytes = 0;
