@@ -45,6 +45,11 @@ export interface StreamHost {
   awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   advisory(subject: string, body: Record<string, unknown>): void;
+  /**
+   * Writes the connections' pending output now (as the end of a read does): for PubAcks
+   * sent from a durability callback, which would otherwise wait for the next turn.
+   */
+  flushOutput(): void;
   warn(text: string): void;
   /** Account-wide limits on stored bytes; true when one more message would pass them. */
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean;
@@ -310,6 +315,7 @@ export class Stream {
     for (let i = 0; i < n; i++) {
       this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
     }
+    this.host.flushOutput();
     // Messages stored while the write was under way were not in it: they wait again.
     if (replies.length === n) {
       replies.length = 0;
