@@ -9,10 +9,24 @@
 
 import type { StoredMsg } from './types.js';
 
-/** A stored message and where its bytes are. */
-export interface MemMsg extends StoredMsg {
-  /** The slab holding hdr and data; null for a large message (a buffer of its own) or once removed. */
+/**
+ * A stored message: its bytes are `buf[off, off + hl)` (header block) and
+ * `buf[off + hl, off + hl + dl)` (data). The views a load hands out are made on the first
+ * load and kept: a message nobody reads (a publish-only stream) costs no view, and the
+ * long-lived objects per message the collector must trace are this one alone.
+ */
+export interface MemMsg {
+  readonly subject: string;
+  readonly seq: number;
+  readonly ts: number;
+  buf: Buffer;
+  off: number;
+  readonly hl: number;
+  readonly dl: number;
+  /** The slab holding the bytes; null for a large message (a buffer of its own) or once removed. */
   slab: Slab | null;
+  hdr: Buffer | null;
+  data: Buffer | null;
 }
 
 interface Slab {
@@ -24,24 +38,53 @@ interface Slab {
   readonly msgs: MemMsg[];
 }
 
-const SLAB = 128 * 1024;
+/** Below glibc's mmap threshold (128 KiB): slabs come from the heap, not fresh pages. */
+const SLAB = 64 * 1024;
 /** Larger messages get a buffer of their own. */
-const LARGE = 16 * 1024;
+const LARGE = 8 * 1024;
 const EMPTY = Buffer.alloc(0);
+
+/** Fills `into` (or a new StoredMsg) with `m`, its views made once. */
+export function loadInto(m: MemMsg, into: StoredMsg | undefined): StoredMsg {
+  let data = m.data;
+  if (data === null) {
+    m.hdr = m.hl === 0 ? EMPTY : m.buf.subarray(m.off, m.off + m.hl);
+    data = m.data = m.buf.subarray(m.off + m.hl, m.off + m.hl + m.dl);
+  }
+  if (into === undefined) return { subject: m.subject, seq: m.seq, ts: m.ts, hdr: m.hdr!, data };
+  into.subject = m.subject;
+  into.seq = m.seq;
+  into.ts = m.ts;
+  into.hdr = m.hdr!;
+  into.data = data;
+  return into;
+}
 
 export class MessageSlabs {
   private cur: Slab = newSlab();
 
-  /** A message whose hdr and data are copies of the given bytes (which the caller may reuse). */
+  /** A message holding copies of the given bytes (which the caller may reuse). */
   make(subject: string, seq: number, ts: number, hdr: Buffer, data: Buffer): MemMsg {
-    const m: MemMsg = { subject, seq, ts, hdr: EMPTY, data: EMPTY, slab: null };
-    this.place(m, hdr, data);
+    const m: MemMsg = {
+      subject,
+      seq,
+      ts,
+      buf: EMPTY,
+      off: 0,
+      hl: hdr.length,
+      dl: data.length,
+      slab: null,
+      hdr: null,
+      data: null,
+    };
+    this.place(m, hdr, 0, data, 0);
     return m;
   }
 
-  private place(m: MemMsg, hdr: Buffer, data: Buffer): void {
-    const hl = hdr.length;
-    const n = hl + data.length;
+  /** Copies hdr[hOff, +m.hl) and data[dOff, +m.dl) into a slab (or a buffer of its own). */
+  private place(m: MemMsg, hdr: Buffer, hOff: number, data: Buffer, dOff: number): void {
+    const hl = m.hl;
+    const n = hl + m.dl;
     let buf: Buffer;
     let at = 0;
     if (n > LARGE) {
@@ -57,27 +100,33 @@ export class MessageSlabs {
       s.msgs.push(m);
       m.slab = s;
     }
-    if (hl > 0) {
-      hdr.copy(buf, at);
-      m.hdr = buf.subarray(at, at + hl);
-    } else m.hdr = EMPTY;
-    data.copy(buf, at + hl);
-    m.data = buf.subarray(at + hl, at + n);
+    if (hl > 0) hdr.copy(buf, at, hOff, hOff + hl);
+    data.copy(buf, at + hl, dOff, dOff + m.dl);
+    m.buf = buf;
+    m.off = at;
   }
 
-  /** `m` is no longer stored: its slab's survivors move once it is mostly dead. */
-  release(m: MemMsg): void {
+  /**
+   * `m` is no longer stored: its slab's survivors move once it is mostly dead, unless
+   * messages go from the front of the stream (limits, age, acks in order), where the
+   * survivors are the next to go and the slab empties by itself.
+   */
+  release(m: MemMsg, fromFront: boolean): void {
     const s = m.slab;
     if (s === null) return;
     m.slab = null;
-    s.live -= m.hdr.length + m.data.length;
-    if (s === this.cur || s.live * 4 > s.used) return;
+    s.live -= m.hl + m.dl;
+    if (fromFront || s === this.cur || s.live * 4 > s.used) return;
     // Each slab is emptied at most once; the survivors' bytes (a quarter at most) are
-    // copied again, so the copying stays within a third of what was stored.
+    // copied again, so the copying stays within a third of what was stored. Views made
+    // before stay valid: the old slab is never written again.
     const msgs = s.msgs;
     for (let i = 0; i < msgs.length; i++) {
       const k = msgs[i]!;
-      if (k.slab === s) this.place(k, k.hdr, k.data);
+      if (k.slab !== s) continue;
+      this.place(k, k.buf, k.off, k.buf, k.off + k.hl);
+      k.hdr = null;
+      k.data = null;
     }
     msgs.length = 0;
     s.live = 0;

@@ -22,7 +22,7 @@ import {
   lowersPerSubject,
 } from './types.js';
 import { ConsumerBook } from './consumer-state.js';
-import { MessageSlabs, SeqLog } from './memory-log.js';
+import { MessageSlabs, SeqLog, loadInto } from './memory-log.js';
 
 const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
@@ -34,16 +34,6 @@ interface SubjectState {
 
 export function memoryMsgSize(subject: string, hdr: Buffer, data: Buffer): number {
   return subject.length + hdr.length + data.length + 16;
-}
-
-function copyInto(m: StoredMsg, into: StoredMsg | undefined): StoredMsg {
-  if (into === undefined) return m;
-  into.subject = m.subject;
-  into.seq = m.seq;
-  into.ts = m.ts;
-  into.hdr = m.hdr;
-  into.data = m.data;
-  return into;
 }
 
 export class MemoryStreamStore implements StreamStore {
@@ -115,7 +105,7 @@ export class MemoryStreamStore implements StreamStore {
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined {
     const m = this.msgs.get(seq);
-    return m === undefined ? undefined : copyInto(m, into);
+    return m === undefined ? undefined : loadInto(m, into);
   }
 
   loadNextMsg(
@@ -135,7 +125,7 @@ export class MemoryStreamStore implements StreamStore {
       const m = this.msgs.get(seq);
       if (m === undefined) continue;
       if (all || (wildcard ? subjectMatches(m.subject, filter) : m.subject === filter))
-        return copyInto(m, into);
+        return loadInto(m, into);
     }
     return undefined;
   }
@@ -144,7 +134,7 @@ export class MemoryStreamStore implements StreamStore {
     if (isAllSubjects(filter)) {
       for (let seq = this.lastSeq; seq >= this.firstSeq; seq--) {
         const m = this.msgs.get(seq);
-        if (m !== undefined) return copyInto(m, into);
+        if (m !== undefined) return loadInto(m, into);
       }
       return undefined;
     }
@@ -152,22 +142,22 @@ export class MemoryStreamStore implements StreamStore {
       const ss = this.subjects.get(filter);
       if (ss === undefined) return undefined;
       const m = this.msgs.get(ss.last);
-      return m === undefined ? undefined : copyInto(m, into);
+      return m === undefined ? undefined : loadInto(m, into);
     }
     let best = 0;
     for (const [subject, ss] of this.subjects) {
       if (ss.last > best && subjectMatches(subject, filter)) best = ss.last;
     }
     const m = best === 0 ? undefined : this.msgs.get(best);
-    return m === undefined ? undefined : copyInto(m, into);
+    return m === undefined ? undefined : loadInto(m, into);
   }
 
   removeMsg(seq: number): boolean {
     const m = this.msgs.get(seq);
     if (m === undefined) return false;
     this.msgs.delete(seq);
-    const size = memoryMsgSize(m.subject, m.hdr, m.data);
-    this.slabs.release(m);
+    const size = m.subject.length + m.hl + m.dl + 16;
+    this.slabs.release(m, seq === this.firstSeq);
     this.bytes -= size;
     const ss = this.subjects.get(m.subject);
     if (ss !== undefined) {
@@ -193,10 +183,7 @@ export class MemoryStreamStore implements StreamStore {
 
   eraseMsg(seq: number): boolean {
     const m = this.msgs.get(seq);
-    if (m !== undefined) {
-      m.data.fill(0);
-      m.hdr.fill(0);
-    }
+    if (m !== undefined) m.buf.fill(0, m.off, m.off + m.hl + m.dl);
     return this.removeMsg(seq);
   }
 
