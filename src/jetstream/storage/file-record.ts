@@ -110,10 +110,11 @@ export function putMsgRecord(
   let pos = at + RECORD_HEAD + sl;
   if (hdr.length > 0) {
     b.writeUInt32LE(hdr.length, pos);
-    hdr.copy(b, pos + 4);
+    // TypedArray set, not Buffer#copy: a builtin memmove, no JS of its own to compile.
+    b.set(hdr, pos + 4);
     pos += 4 + hdr.length;
   }
-  data.copy(b, pos);
+  b.set(data, pos);
   pos += data.length + RECORD_TRAILER;
   const rl = pos - at;
   b.writeUInt32LE((hdr.length > 0 ? rl | HDR_BIT : rl) >>> 0, at);

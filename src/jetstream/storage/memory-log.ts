@@ -77,33 +77,30 @@ export class MessageSlabs {
       hdr: null,
       data: null,
     };
-    this.place(m, hdr, 0, data, 0);
+    this.place(m);
+    // TypedArray set, not Buffer#copy: a builtin memmove, no JS of its own to compile.
+    if (m.hl > 0) m.buf.set(hdr, m.off);
+    m.buf.set(data, m.off + m.hl);
     return m;
   }
 
-  /** Copies hdr[hOff, +m.hl) and data[dOff, +m.dl) into a slab (or a buffer of its own). */
-  private place(m: MemMsg, hdr: Buffer, hOff: number, data: Buffer, dOff: number): void {
-    const hl = m.hl;
-    const n = hl + m.dl;
-    let buf: Buffer;
-    let at = 0;
+  /** Room for m's bytes in a slab (or a buffer of its own): sets m.buf and m.off. */
+  private place(m: MemMsg): void {
+    const n = m.hl + m.dl;
     if (n > LARGE) {
-      buf = Buffer.allocUnsafeSlow(n);
+      m.buf = Buffer.allocUnsafeSlow(n);
+      m.off = 0;
       m.slab = null;
-    } else {
-      let s = this.cur;
-      if (s.used + n > s.buf.length) s = this.cur = newSlab();
-      buf = s.buf;
-      at = s.used;
-      s.used += n;
-      s.live += n;
-      s.msgs.push(m);
-      m.slab = s;
+      return;
     }
-    if (hl > 0) hdr.copy(buf, at, hOff, hOff + hl);
-    data.copy(buf, at + hl, dOff, dOff + m.dl);
-    m.buf = buf;
-    m.off = at;
+    let s = this.cur;
+    if (s.used + n > s.buf.length) s = this.cur = newSlab();
+    m.buf = s.buf;
+    m.off = s.used;
+    s.used += n;
+    s.live += n;
+    s.msgs.push(m);
+    m.slab = s;
   }
 
   /**
@@ -124,7 +121,10 @@ export class MessageSlabs {
     for (let i = 0; i < msgs.length; i++) {
       const k = msgs[i]!;
       if (k.slab !== s) continue;
-      this.place(k, k.buf, k.off, k.buf, k.off + k.hl);
+      const from = k.buf;
+      const off = k.off;
+      this.place(k);
+      from.copy(k.buf, k.off, off, off + k.hl + k.dl);
       k.hdr = null;
       k.data = null;
     }
