@@ -3,8 +3,8 @@
 //
 // - PubAck bodies: PubAckWriter (prefix bytes + digits into an arena) against a string
 //   and Buffer.from per message;
-// - the headers a publish reads: one latin1 string of the block and a `\r\nNats-` check
-//   against six headerValue() calls, each converting the block again;
+// - the headers a publish reads: a search for `\r\nNats-` in the block's bytes, then one
+//   latin1 string of it, against six headerValue() calls, each converting the block again;
 // - memory store appends (128 B and 1 KiB, max_msgs 100,000 so the oldest go): the
 //   store's array log and slabs against a Map by sequence of per-message copies;
 // - file store appends, one message per durability round (a sync publisher) and 256
@@ -53,6 +53,7 @@ let sink = 0;
     'Nats-Expected-Last-Msg-Id',
     'Nats-Rollup',
   ];
+  const NATS = Buffer.from('\r\nNats-');
   const withId = Buffer.from(
     'NATS/1.0\r\nNats-Msg-Id: 5f3a9c1e\r\nContent-Type: text/plain\r\n\r\n',
   );
@@ -68,8 +69,9 @@ let sink = 0;
     );
     results.push(
       measure(`publish header reads, ${label}: one string (after)`, MS, 1000, () => {
+        if (hdr.indexOf(NATS) < 0) return;
         const text = hdr.toString('latin1');
-        if (text.includes('\r\nNats-')) for (const k of KEYS) sink += headerValueIn(text, k).length;
+        for (const k of KEYS) sink += headerValueIn(text, k).length;
       }),
     );
   }

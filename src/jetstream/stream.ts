@@ -77,7 +77,7 @@ interface Dedupe {
 
 const NATS_MSG_ID = 'Nats-Msg-Id';
 /** Every header the publish path reads starts so (their case is exact, as the reference's). */
-const NATS_HEADERS = '\r\nNats-';
+const NATS_HEADERS = Buffer.from('\r\nNats-');
 const MAX_HEADER = 65535;
 
 export class Stream {
@@ -151,9 +151,9 @@ export class Stream {
     }
     let msgId = '';
     let rollup = '';
-    // One string of the header block, and only when it holds a header read here.
-    const hdrText = hdr !== null && hdr.length > 0 ? hdr.toString('latin1') : '';
-    if (hdrText !== '' && hdrText.includes(NATS_HEADERS)) {
+    // The header block becomes a string once, and only when it holds a header read here.
+    if (hdr !== null && hdr.length > 0 && hdr.indexOf(NATS_HEADERS) >= 0) {
+      const hdrText = hdr.toString('latin1');
       const expectedStream = headerValueIn(hdrText, 'Nats-Expected-Stream');
       if (expectedStream !== '' && expectedStream !== cfg.name) {
         if (canRespond) this.respondError(reply, JsErr.streamNotMatch());
