@@ -32,8 +32,8 @@ interface SubjectState {
   last: number;
 }
 
-export function memoryMsgSize(subject: string, hdr: Buffer, data: Buffer): number {
-  return subject.length + hdr.length + data.length + 16;
+export function memoryMsgSize(subject: string, hdrLen: number, dataLen: number): number {
+  return subject.length + hdrLen + dataLen + 16;
 }
 
 export class MemoryStreamStore implements StreamStore {
@@ -57,7 +57,7 @@ export class MemoryStreamStore implements StreamStore {
 
   storeMsg(subject: string, hdr: Buffer, data: Buffer, ts: number): number {
     if (this.closed) throw new StoreError('closed', 'store is closed');
-    const size = memoryMsgSize(subject, hdr, data);
+    const size = memoryMsgSize(subject, hdr.length, data.length);
     const cfg = this.cfg;
     if (cfg.discard === 'new') {
       if (cfg.maxMsgs > 0 && this.msgs.size >= cfg.maxMsgs)
@@ -156,7 +156,7 @@ export class MemoryStreamStore implements StreamStore {
     const m = this.msgs.get(seq);
     if (m === undefined) return false;
     this.msgs.delete(seq);
-    const size = m.subject.length + m.hl + m.dl + 16;
+    const size = memoryMsgSize(m.subject, m.hl, m.dl);
     this.slabs.release(m, seq === this.firstSeq);
     this.bytes -= size;
     const ss = this.subjects.get(m.subject);
