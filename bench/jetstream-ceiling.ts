@@ -4,6 +4,8 @@
 // Stan-Timestamp), a window of 16384 unacknowledged, and the same without headers.
 // A clustered Leader cannot store faster than this: run it beside the streaming
 // benchmark on the same JetStream cluster (bench/stan-clustered.sh starts one).
+// bench/native/jetstream-ceiling.go does the same with the Go client: run both,
+// interleaved, to tell the engine's limit from the Node client's.
 //
 //   URLS=nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224 \
 //     N=100000 SIZE=128 node dist/bench/jetstream-ceiling.js

@@ -121,6 +121,7 @@ export class Channel {
       !sub.offline &&
       !sub.fetching &&
       !sub.waiting &&
+      !sub.starting &&
       sub.lastSent < this.deliverable
     ) {
       if (--budget === 0) {

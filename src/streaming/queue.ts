@@ -22,9 +22,10 @@ export class QueueGroup {
   ) {}
 
   /**
-   * The member to send a new message to: not stalled, its client answering
-   * heartbeats, fewest unacked messages, first on ties; a pick at the head of the
-   * list moves to the end so that equal members take turns. Null when all are stalled.
+   * The member to send a new message to: not stalled, answered (not starting), its
+   * client answering heartbeats, fewest unacked messages, first on ties; a pick at the
+   * head of the list moves to the end so that equal members take turns. Null when
+   * all are stalled.
    */
   pick(): Sub | null {
     const members = this.members;
@@ -32,7 +33,7 @@ export class QueueGroup {
     let bestIndex = -1;
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
-      if (m.stalled || (m.client !== null && m.client.failedHb > 0)) continue;
+      if (m.stalled || m.starting || (m.client !== null && m.client.failedHb > 0)) continue;
       if (best === null || m.pending.size < best.pending.size) {
         best = m;
         bestIndex = i;

@@ -47,6 +47,11 @@ export class Sub {
   fetching = false;
   /** Delivery paused for a congested connection (channel.ts retryLater). */
   waiting = false;
+  /**
+   * Answered only once its record is durable (handlers/subscribe.ts, clustered):
+   * nothing is sent before the SubscriptionResponse.
+   */
+  starting = false;
 
   constructor(
     readonly channel: Channel,

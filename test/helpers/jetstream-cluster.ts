@@ -44,7 +44,8 @@ export class JetStreamCluster {
   }
 
   /**
-   * `size` nats-server nodes with JetStream clustering; or, with `engine` 'wirebus',
+   * `size` nats-server nodes with JetStream clustering (one: a standalone JetStream
+   * server); or, with `engine` 'wirebus',
    * one `bin/wirebus -js` (wirebus's own JetStream, a single engine node).
    */
   static async start(
@@ -108,7 +109,10 @@ export class JetStreamCluster {
         `server_name: ${node.name}`,
         `listen: 127.0.0.1:${node.port}`,
         `jetstream { store_dir: "${join(this.dir, node.name)}", max_memory_store: 64MB, max_file_store: 1GB }`,
-        `cluster { name: wbjs, listen: 127.0.0.1:${this.routePorts[i]!}, routes: [${routes.join(', ')}] }`,
+        // One node: a standalone JetStream server (a cluster of one does not start).
+        this.nodes.length === 1
+          ? ''
+          : `cluster { name: wbjs, listen: 127.0.0.1:${this.routePorts[i]!}, routes: [${routes.join(', ')}] }`,
       ].join('\n'),
     );
     this.watch(node, spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] }));

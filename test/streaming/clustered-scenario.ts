@@ -291,7 +291,12 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
 
     it('a burst beyond the write window: every message acked, stored in order', async () => {
       // More PubAcks outstanding than the Leader keeps writes out (writer.ts WINDOW).
-      const burst = await connect(jsc().nodes[0]!.url, 'test-cluster', 'burst', RECONNECTING);
+      // PubAcks may take seconds on a loaded machine (the single engine node stored
+      // 3k messages a second at load 22): the client waits, no timing is asserted.
+      const burst = await connect(jsc().nodes[0]!.url, 'test-cluster', 'burst', {
+        ...RECONNECTING,
+        ackTimeout: 30_000,
+      });
       clients.push(burst);
       const n = 5000;
       const results = await Promise.all(
@@ -462,6 +467,47 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
       );
       // Let the poller watch the settled cluster a moment longer.
       await sleep(300);
+    });
+
+    it('subscriptions answered just before the Leader dies are known to the next Leader', async () => {
+      const old = await someLeader();
+      const late = await connect(jsc().nodes[0]!.url, 'test-cluster', 'late', RECONNECTING);
+      clients.push(late);
+      const opts = (durable: string): ReturnType<Stan['subscriptionOptions']> =>
+        late.subscriptionOptions().setDurableName(durable).setManualAckMode(true);
+      // Both answered, then the Leader is killed at once: a response that went out
+      // before the subscription's record was in the state bucket would lose it.
+      await Promise.all([
+        subscribe(late, CHANNEL, opts('fresh')),
+        subscribe(late, CHANNEL, opts('fresh-q'), 'late-workers'),
+      ]);
+      old.proc!.child.kill('SIGKILL');
+      killed.push({ ...old });
+      await new Promise((r) => old.proc!.child.once('exit', r));
+      old.proc = null;
+      await eventually(() => leader() !== undefined, 'another Leader', 20_000);
+      const l = leader()!;
+      let subs: { client_id: string; durable_name?: string; queue_name?: string }[] = [];
+      await eventually(
+        async () => {
+          const ch = await getJson(
+            `http://127.0.0.1:${l.http}/streaming/channelsz?channel=${CHANNEL}&subs=1`,
+          );
+          subs = ch.subscriptions as typeof subs;
+          return Array.isArray(subs);
+        },
+        "the new Leader's channelsz",
+        10_000,
+      );
+      const mine = subs.filter((x) => x.client_id === 'late');
+      assert.ok(
+        mine.some((x) => x.durable_name === 'fresh'),
+        `the durable survives: ${JSON.stringify(mine)}`,
+      );
+      assert.ok(
+        mine.some((x) => x.queue_name === 'fresh-q:late-workers'),
+        `the queue durable survives: ${JSON.stringify(mine)}`,
+      );
     });
   });
 }

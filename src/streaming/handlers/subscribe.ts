@@ -1,7 +1,9 @@
 // SubscriptionRequest: validate in the reference's order, then a new subscription, a
 // durable resuming, a new queue group member or a durable queue group's shadow
 // taken over. The SubscriptionResponse (with the ack inbox) goes out before the
-// first message; a resumed durable gets its unacked messages again first.
+// first message; a resumed durable gets its unacked messages again first. With a
+// store whose records become durable later (clustered), the response waits for the
+// subscription's record: a subscription answered is known to the next Leader.
 
 import type Long from 'long';
 import { isChannelNameValid } from '../channel-name.js';
@@ -103,9 +105,7 @@ async function subscribePlain(
       resume(s, existing, req, client);
       channel.plain.push(existing);
       s.listenAcks(existing);
-      respond(s, reply, existing.ackInbox, '');
-      redeliverAll(s, existing);
-      channel.sendAvailable(existing);
+      answer(s, reply, existing, redeliverAll);
       return null;
     }
   }
@@ -126,8 +126,7 @@ async function subscribePlain(
   }
   channel.plain.push(sub);
   if (durable !== '') channel.durables.set(key, sub);
-  respond(s, reply, sub.ackInbox, '');
-  channel.sendAvailable(sub);
+  answer(s, reply, sub, null);
   return null;
 }
 
@@ -166,9 +165,7 @@ async function subscribeQueue(
     resume(s, shadow, req, client);
     group.members.push(shadow);
     s.listenAcks(shadow);
-    respond(s, reply, shadow.ackInbox, '');
-    redeliverAll(s, shadow);
-    channel.sendGroup(group);
+    answer(s, reply, shadow, redeliverAll);
     return null;
   }
   let sub: Sub;
@@ -182,8 +179,7 @@ async function subscribeQueue(
   }
   sub.group = group;
   group.members.push(sub);
-  respond(s, reply, sub.ackInbox, '');
-  channel.sendGroup(group);
+  answer(s, reply, sub, null);
   return null;
 }
 
@@ -237,6 +233,44 @@ function resume(s: StreamingServer, sub: Sub, req: SubscriptionRequest, client: 
   sub.channel.store.subs.update(sub.record());
   s.logger.debug(
     `STAN: [Client:${req.clientID}] Resumed durable subscription on "${sub.channel.name}"`,
+  );
+}
+
+/**
+ * Sends the SubscriptionResponse, then the subscription's messages (`resend`: its
+ * unacked ones first, for a durable that resumes). A store whose records become
+ * durable a moment later (the clustered store writes them to its bucket, coalesced)
+ * is waited for first, as for a connect: a subscription whose response went out is
+ * known to the next Leader. Meanwhile nothing is sent to it (`starting`); a
+ * subscription removed meanwhile, or a node that stopped leading, answers nothing
+ * (the client times out and asks again, as with the reference during an election).
+ */
+function answer(
+  s: StreamingServer,
+  reply: string,
+  sub: Sub,
+  resend: ((s: StreamingServer, sub: Sub) => void) | null,
+): void {
+  const start = (): void => {
+    respond(s, reply, sub.ackInbox, '');
+    if (resend !== null) resend(s, sub);
+    if (sub.group !== null) sub.channel.sendGroup(sub.group);
+    else sub.channel.sendAvailable(sub);
+  };
+  const durable = s.store.recordsDurable?.();
+  if (durable === undefined) {
+    start();
+    return;
+  }
+  sub.starting = true;
+  const client = sub.client;
+  const generation = s.generation;
+  void durable.then(
+    () => {
+      sub.starting = false;
+      if (s.serving && s.generation === generation && sub.client === client) start();
+    },
+    () => undefined,
   );
 }
 

@@ -140,6 +140,8 @@ export class JsChannel implements ChannelStore {
   index = 0;
   /** The Leader's publish options for this channel (writer.ts), made on its first message. */
   publishOptions: PublishOptions | null = null;
+  /** `HPUB <subject> <ack inbox> ` (frames.ts), made on its first message. */
+  framePrefix: Buffer | null = null;
 
   constructor(
     readonly clusterId: string,

@@ -18,6 +18,7 @@ import type { StoredMsg } from '../types.js';
 import type { JsChannel } from './channel.js';
 import { msgParts } from './codec.js';
 import type { JsEngine } from './engine.js';
+import { FrameWriter } from './frames.js';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 
 /** Unacknowledged for this long: sent again. */
@@ -45,13 +46,17 @@ export class MessageWriter {
    * is refilled for the next message instead of made anew.
    */
   private readonly headers: MsgHdrs = headers();
+  /** Ready-made frames, one write a turn (frames.ts); null: the client's publish(). */
+  private readonly frames: FrameWriter | null;
 
   constructor(
     private readonly host: WriterHost,
     /** Acks come back on `<ackPrefix>.<channel index>`. */
     private readonly ackPrefix: string,
     private readonly failAfterMs: number,
-  ) {}
+  ) {
+    this.frames = FrameWriter.of(host.engine.nc);
+  }
 
   publish(ch: JsChannel, msg: StoredMsg): void {
     if (ch.inflightCount === 0) ch.progressAt = performance.now();
@@ -70,6 +75,15 @@ export class MessageWriter {
 
   private send(ch: JsChannel, msg: StoredMsg): void {
     const { reply, data } = msgParts(msg.encoded);
+    const frames = this.frames;
+    if (frames !== null) {
+      const prefix = (ch.framePrefix ??= FrameWriter.prefix(
+        ch.subject,
+        `${this.ackPrefix}.${ch.index}`,
+      ));
+      if (frames.add(prefix, msg.sequence - 1, msg.timestamp, reply, data)) return;
+      frames.flush();
+    }
     const h = this.headers;
     h.set('Nats-Expected-Last-Sequence', String(msg.sequence - 1));
     h.set(TIMESTAMP_HEADER, msg.timestamp.toString());
