@@ -40,6 +40,8 @@ interface Slab {
 
 /** Below glibc's mmap threshold (128 KiB): slabs come from the heap, not fresh pages. */
 const SLAB = 64 * 1024;
+/** A stream's first slab: an idle or small stream (a KV bucket of a few keys) costs little. */
+const FIRST_SLAB = 4 * 1024;
 /** Larger messages get a buffer of their own. */
 const LARGE = 8 * 1024;
 const EMPTY = Buffer.alloc(0);
@@ -61,7 +63,9 @@ export function loadInto(m: MemMsg, into: StoredMsg | undefined): StoredMsg {
 }
 
 export class MessageSlabs {
-  private cur: Slab = newSlab();
+  /** No slab until the first message; then slabs double from FIRST_SLAB up to SLAB. */
+  private cur: Slab = newSlab(0);
+  private nextSize = FIRST_SLAB;
 
   /** A message holding copies of the given bytes (which the caller may reuse). */
   make(subject: string, seq: number, ts: number, hdr: Buffer, data: Buffer): MemMsg {
@@ -94,7 +98,10 @@ export class MessageSlabs {
       return;
     }
     let s = this.cur;
-    if (s.used + n > s.buf.length) s = this.cur = newSlab();
+    if (s.used + n > s.buf.length) {
+      s = this.cur = newSlab(Math.max(this.nextSize, n));
+      if (this.nextSize < SLAB) this.nextSize *= 2;
+    }
     m.buf = s.buf;
     m.off = s.used;
     s.used += n;
@@ -134,12 +141,13 @@ export class MessageSlabs {
 
   /** Everything was removed (purge, delete). */
   reset(): void {
-    this.cur = newSlab();
+    this.cur = newSlab(0);
+    this.nextSize = FIRST_SLAB;
   }
 }
 
-function newSlab(): Slab {
-  return { buf: Buffer.allocUnsafeSlow(SLAB), used: 0, live: 0, msgs: [] };
+function newSlab(size: number): Slab {
+  return { buf: size === 0 ? EMPTY : Buffer.allocUnsafeSlow(size), used: 0, live: 0, msgs: [] };
 }
 
 /**

@@ -97,3 +97,19 @@ test('MessageSlabs: a large message gets a buffer of its own', () => {
   assert.notEqual(view(m).data[1], 0, 'a copy, not the caller buffer');
   slabs.release(m, false);
 });
+
+test('MessageSlabs: a small stream starts with a small slab, slabs grow to 64 KiB', () => {
+  const slabs = new MessageSlabs();
+  const empty = Buffer.alloc(0);
+  const first = slabs.make('k', 1, 1, empty, payload(1, 100));
+  assert.equal(first.buf.length, 4096, 'an idle or small stream holds 4 KiB, not a whole slab');
+  let last = first;
+  for (let seq = 2; seq <= 2000; seq++) last = slabs.make('k', seq, seq, empty, payload(seq, 100));
+  assert.equal(last.buf.length, 64 * 1024);
+  assert.equal(view(first).data.equals(payload(1, 100)), true);
+  assert.equal(view(last).data.equals(payload(2000, 100)), true);
+  // A message larger than the next slab size still fits in one.
+  const fresh = new MessageSlabs();
+  const m = fresh.make('k', 1, 1, empty, payload(1, 6000));
+  assert.equal(view(m).data.equals(payload(1, 6000)), true);
+});
