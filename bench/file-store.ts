@@ -7,13 +7,24 @@
 //            acked (another), in batches of BATCH
 //   read     every message looked up in sequence order, as a subscription catching
 //            up does (the oldest ones from disk, the newest from the read cache)
+//   crc      the record CRC32 (file-record.ts) against zlib.crc32, ns per call, at
+//            the sizes the store checksums: a subscription update, an index record,
+//            a 128-byte and a 1 KiB message's record
+//   pending  a subscription's pending set (SeqSet, store/seq-set.ts) against a JS Set:
+//            one add and one delete per message over a sliding window of MaxInflight
+//            (16,384) sequences, ns per message
 // SIZE sets the payload size (128), N the messages (200,000), SYNC=0 turns file_sync
-// off. Each figure: messages per second (wall time) and CPU time per message.
+// off. Each figure: messages per second (wall time) and CPU time per message, and
+// the time the garbage collector took (all kinds), per message.
 //
 //   npm run build && node dist/bench/file-store.js
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { crc32 } from 'node:zlib';
+import { CRC_IEEE, Crc32 } from '../src/streaming/store/file-record.js';
+import { SeqSet } from '../src/streaming/store/seq-set.js';
 import { FileStore, MemoryStore, type Store } from '../src/streaming/store/index.js';
 import { readInOrder, storeInBatches } from './store-load.js';
 import { formatRate } from './timing.js';
@@ -23,6 +34,12 @@ const BATCH = Number(process.env.BATCH ?? '1024');
 const data = Buffer.alloc(Number(process.env.SIZE ?? '128'), 0x61);
 const sync = process.env.SYNC !== '0';
 const limits = { maxMsgs: 0, maxBytes: 0 };
+
+// Milliseconds of garbage collection since the last look.
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration;
+}).observe({ entryTypes: ['gc'] });
 
 async function run(label: string, store: Store): Promise<void> {
   await store.recover();
@@ -35,7 +52,9 @@ async function run(label: string, store: Store): Promise<void> {
     const used = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
     const us = (used.user + used.system) / N;
-    return `${formatRate((N * 1000) / ms).padStart(7)} msgs/s ${us.toFixed(2).padStart(5)} µs`;
+    const gc = (gcMs * 1000) / N;
+    gcMs = 0;
+    return `${formatRate((N * 1000) / ms).padStart(7)} msgs/s ${us.toFixed(2).padStart(5)} µs (gc ${gc.toFixed(2)})`;
   };
 
   let start = performance.now();
@@ -75,6 +94,49 @@ async function run(label: string, store: Store): Promise<void> {
   await store.close();
 }
 
+/** ns per call of `fn`, after a warm-up. */
+function nsPerCall(fn: () => number, calls: number): number {
+  let x = 0;
+  for (let i = 0; i < calls / 10; i++) x ^= fn();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < calls; i++) x ^= fn();
+  const ns = Number(process.hrtime.bigint() - t) / calls;
+  if (x === 0.5) console.log(x); // keeps the results alive
+  return ns;
+}
+
+function crcBench(): void {
+  const crc = Crc32.of(CRC_IEEE);
+  const buf = Buffer.alloc(2048, 0x5a);
+  const line = [8, 28, 180, 1100].map((n) => {
+    const view = buf.subarray(0, n);
+    const ours = nsPerCall(() => crc.bytes(buf, 0, n), 2e6);
+    const zlib = nsPerCall(() => crc32(view), 2e6);
+    return `${n} B ${ours.toFixed(0)} ns (zlib ${zlib.toFixed(0)})`;
+  });
+  console.log(`crc     ${line.join('   ')}`);
+}
+
+function pendingBench(): void {
+  const window = 16_384;
+  const n = 2_000_000;
+  const slide = (set: Set<number>): number => {
+    const t = process.hrtime.bigint();
+    for (let seq = 1; seq <= n; seq++) {
+      set.add(seq);
+      if (seq > window) set.delete(seq - window);
+    }
+    return Number(process.hrtime.bigint() - t) / n;
+  };
+  slide(new SeqSet());
+  slide(new Set<number>());
+  const ours = slide(new SeqSet());
+  const js = slide(new Set<number>());
+  console.log(`pending SeqSet ${ours.toFixed(0)} ns (Set ${js.toFixed(0)}) per add + delete`);
+}
+
+crcBench();
+pendingBench();
 console.log(`${N} msgs of ${data.length} B, batches of ${BATCH}, file_sync ${sync}`);
 await run('MEMORY', new MemoryStore({ limits }));
 const dir = mkdtempSync(join(tmpdir(), 'wirebus-file-bench-'));

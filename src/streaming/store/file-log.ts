@@ -14,7 +14,7 @@ import {
   checkFileHeader,
   fileHeader,
   putRecord,
-  copySmall,
+  putU32,
   putVarint,
   typedSize,
 } from './file-record.js';
@@ -30,7 +30,14 @@ export interface RecordSink {
 
 // Room for a hand-encoded SubStateUpdate: two tags and two 64-bit varints.
 const UPDATE_MAX = 2 + 2 * 10;
-const scratch = Buffer.alloc(UPDATE_MAX);
+
+/** Writes SubStateUpdate{ID: id, seqno: seq} at `pos` (UPDATE_MAX bytes of room); returns the end. */
+function putUpdate(out: Buffer, pos: number, id: number, seq: number): number {
+  out[pos] = 0x08;
+  const end = putVarint(out, pos + 1, id);
+  out[end] = 0x10;
+  return putVarint(out, end + 1, seq);
+}
 
 export class TypedLog implements RecordSink {
   readonly file: AppendFile;
@@ -72,19 +79,18 @@ export class TypedLog implements RecordSink {
     this.added();
   }
 
-  /** A SubStateUpdate{ID, seqno} record, encoded by hand: one per delivery and per ack. */
+  /**
+   * A SubStateUpdate{ID, seqno} record, one per delivery and per ack: encoded by hand
+   * where it is written, its CRC taken there (no scratch copy, no Buffer writers).
+   */
   update(type: number, id: number, seq: number): void {
-    let len = putVarint(scratch, 1, id);
-    scratch[0] = 0x08;
-    scratch[len] = 0x10;
-    len = putVarint(scratch, len + 1, seq);
-    const field = typedSize(type, len);
     const f = this.file;
-    const buf = f.room(RECORD_HEADER_SIZE + len);
+    const buf = f.room(RECORD_HEADER_SIZE + UPDATE_MAX);
     const pos = f.pos;
-    buf.writeUInt32LE(field, pos);
-    buf.writeUInt32LE(this.crc.bytes(scratch, 0, len), pos + 4);
-    copySmall(scratch, 0, buf, pos + RECORD_HEADER_SIZE, len);
+    const at = pos + RECORD_HEADER_SIZE;
+    const len = putUpdate(buf, at, id, seq) - at;
+    putU32(buf, pos, typedSize(type, len));
+    putU32(buf, pos + 4, this.crc.bytes(buf, at, at + len));
     f.commit(RECORD_HEADER_SIZE + len);
     this.added();
   }
@@ -121,11 +127,8 @@ export class TypedLog implements RecordSink {
           records++;
         },
         update: (type, id, seq) => {
-          let len = putVarint(scratch, 1, id);
-          scratch[0] = 0x08;
-          scratch[len] = 0x10;
-          len = putVarint(scratch, len + 1, seq);
-          sink.record(type, Buffer.from(scratch.subarray(0, len)));
+          const b = Buffer.allocUnsafe(UPDATE_MAX);
+          sink.record(type, b.subarray(0, putUpdate(b, 0, id, seq)));
         },
       };
       this.snapshot(sink);

@@ -13,20 +13,45 @@ export interface ReadBlock {
   readonly from: number;
   /** The last sequence asked for. */
   readonly to: number;
-  /** Messages from..from+length-1 (shorter than asked if a record was bad). */
-  readonly msgs: StoredMsg[];
+  /** Messages from..from+count-1 were read and checked (fewer than asked if a record was bad). */
+  readonly count: number;
+  /** The bytes read: the records of those messages, back to back. */
+  readonly buf: Buffer;
+  /**
+   * Where message from+i's marshaled bytes start in `buf` (count + 1 entries: record i
+   * ends 8 bytes before the start of i + 1), and its timestamp's halves at ts[2i],
+   * ts[2i+1]: what the slice's index says, which may be evicted while the block is held.
+   */
+  readonly starts: Int32Array;
+  readonly ts: Int32Array;
 }
 
 /** True when every message asked for was read (no bad record cut the block short). */
 export function isWhole(b: ReadBlock): boolean {
-  return b.msgs.length === b.to - b.from + 1;
+  return b.count === b.to - b.from + 1;
 }
 
 /**
- * A message read back from a slice. Its timestamp becomes a Long only when asked for:
- * delivery needs the bytes alone, and a catch-up reads every message once.
+ * Message `seq` of a block (from <= seq < from + count). Made when looked up, not when
+ * read: a block's thousands of messages as objects lived as long as the block, long
+ * enough for every young-generation collection to copy them.
  */
-class ReadMsg implements StoredMsg {
+export function msgAt(b: ReadBlock, seq: number): StoredMsg {
+  const i = seq - b.from;
+  const start = b.starts[i]!;
+  return new ReadMsg(
+    seq,
+    b.buf.subarray(start, b.starts[i + 1]! - RECORD_HEADER_SIZE),
+    b.ts[2 * i]!,
+    b.ts[2 * i + 1]!,
+  );
+}
+
+/**
+ * A message read back from a slice or the cache. Its timestamp becomes a Long only
+ * when asked for: delivery needs the bytes alone.
+ */
+export class ReadMsg implements StoredMsg {
   constructor(
     readonly sequence: number,
     readonly encoded: Buffer,
@@ -69,9 +94,10 @@ export async function readBlock(
   // Appended but not on disk yet (evicted from the cache before its round ran).
   if (end > slice.dat.written) await io.flush();
   const buf = Buffer.allocUnsafe(end - start);
-  const msgs: StoredMsg[] = [];
-  const block: ReadBlock = { slice, from: seq, to, msgs };
-  if (slice.dat.dead) return block;
+  const starts = new Int32Array(to - seq + 2);
+  const ts = new Int32Array(2 * (to - seq + 1));
+  const empty: ReadBlock = { slice, from: seq, to, count: 0, buf, starts, ts };
+  if (slice.dat.dead) return empty;
   try {
     await io.pool.use(slice.dat, async (h) => {
       let got = 0;
@@ -84,26 +110,29 @@ export async function readBlock(
   } catch (err) {
     // A slice removed by limits meanwhile has nothing to give; anything else is logged.
     if (!isDead(slice)) warn(`file store: cannot read ${slice.dat.path}: ${String(err)}`);
-    return block;
+    return empty;
   }
   let pos = 0;
+  let count = 0;
   for (let s = seq; s <= to; s++) {
     const size = slice.sizeOf(s);
-    const field = buf.readUInt32LE(pos);
-    const encoded = buf.subarray(pos + RECORD_HEADER_SIZE, pos + RECORD_HEADER_SIZE + size);
+    const at = pos + RECORD_HEADER_SIZE;
     if (
-      field !== size ||
-      (crc !== undefined && crc.bytes(encoded, 0, size) !== buf.readUInt32LE(pos + 4))
+      buf.readUInt32LE(pos) !== size ||
+      (crc !== undefined && crc.bytes(buf, at, at + size) !== buf.readUInt32LE(pos + 4))
     ) {
       warn(
         `file store: corrupt record for message ${s} in ${slice.dat.path} at offset ${start + pos}`,
       );
       break;
     }
-    msgs.push(new ReadMsg(s, encoded, slice.tsLowOf(s), slice.tsHighOf(s)));
-    pos += RECORD_HEADER_SIZE + size;
+    ts[2 * count] = slice.tsLowOf(s);
+    ts[2 * count + 1] = slice.tsHighOf(s);
+    starts[count++] = at;
+    pos = at + size;
   }
-  return block;
+  starts[count] = pos + RECORD_HEADER_SIZE;
+  return { slice, from: seq, to, count, buf, starts, ts };
 }
 
 // Read again after an await: limits may have removed the slice meanwhile.

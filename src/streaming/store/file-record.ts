@@ -64,19 +64,31 @@ export function checkFileHeader(b: Buffer, path: string): void {
 /**
  * CRC32 with the reference's configurable polynomial (file_crc_poly, Go's
  * crc32.MakeTable: the reversed form). Records carry the CRC of their payload only.
- * Table-driven for short inputs: a call into zlib costs ~100 ns before it reads a
- * byte, this loop ~4 ns a byte; longer IEEE payloads go to zlib.crc32.
+ *
+ * Short inputs (the 28 bytes of an index record, the few of a subscription update, a
+ * 128-byte message's record) go through a slicing-by-8 loop: eight table lookups per
+ * 8 bytes, about 0.8 ns a byte. zlib.crc32 is faster per byte but costs some 200 ns a
+ * call before it reads one (measured: 180 bytes 250 ns against 165 ns here; 28 bytes
+ * 76 against 43; 1,100 bytes 320 against 860), so longer IEEE inputs go to zlib.
  */
 export class Crc32 {
-  private readonly table = new Int32Array(256);
+  /** Eight tables of 256: table k gives the CRC of a byte followed by k zero bytes. */
+  private readonly table = new Int32Array(256 * 8);
   private readonly ieee: boolean;
 
   private constructor(readonly poly: number) {
     this.ieee = poly === CRC_IEEE;
+    const t = this.table;
     for (let i = 0; i < 256; i++) {
       let c = i;
       for (let k = 0; k < 8; k++) c = c & 1 ? poly ^ (c >>> 1) : c >>> 1;
-      this.table[i] = c;
+      t[i] = c;
+    }
+    for (let i = 0; i < 256; i++) {
+      for (let k = 1; k < 8; k++) {
+        const prev = t[(k - 1) * 256 + i]!;
+        t[k * 256 + i] = (prev >>> 8) ^ t[prev & 0xff]!;
+      }
     }
   }
 
@@ -90,16 +102,29 @@ export class Crc32 {
 
   /** Continues CRC32 `crc` over b[from..to). */
   bytes(b: Uint8Array, from: number, to: number, crc = 0): number {
-    if (this.ieee && to - from >= SMALL) {
+    if (this.ieee && to - from > SMALL) {
       return crc32(from === 0 && to === b.length ? b : b.subarray(from, to), crc);
     }
     const t = this.table;
     let c = ~crc;
-    for (let i = from; i < to; i++) c = t[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
+    let i = from;
+    for (const end8 = to - ((to - from) & 7); i < end8; i += 8) {
+      const a = c ^ (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24));
+      c =
+        t[1792 + (a & 0xff)]! ^
+        t[1536 + ((a >>> 8) & 0xff)]! ^
+        t[1280 + ((a >>> 16) & 0xff)]! ^
+        t[1024 + (a >>> 24)]! ^
+        t[768 + b[i + 4]!]! ^
+        t[512 + b[i + 5]!]! ^
+        t[256 + b[i + 6]!]! ^
+        t[b[i + 7]!]!;
+    }
+    for (; i < to; i++) c = t[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
     return ~c >>> 0;
   }
 }
-const SMALL = 64;
+const SMALL = 256;
 
 export const IEEE = Crc32.of(CRC_IEEE);
 
@@ -111,8 +136,8 @@ export function putRecord(
   payload: Uint8Array,
   crc: Crc32,
 ): number {
-  out.writeUInt32LE(sizeField >>> 0, pos);
-  out.writeUInt32LE(crc.bytes(payload, 0, payload.length), pos + 4);
+  putU32(out, pos, sizeField);
+  putU32(out, pos + 4, crc.bytes(payload, 0, payload.length));
   out.set(payload, pos + RECORD_HEADER_SIZE);
   return pos + RECORD_HEADER_SIZE + payload.length;
 }
@@ -123,10 +148,20 @@ export function typedSize(type: number, size: number): number {
 
 const TWO_32 = 0x1_0000_0000;
 
+/** Writes a uint32 little-endian (no range checks: Buffer's writers cost more than the write). */
+export function putU32(out: Buffer, pos: number, value: number): void {
+  out[pos] = value;
+  out[pos + 1] = value >>> 8;
+  out[pos + 2] = value >>> 16;
+  out[pos + 3] = value >>> 24;
+}
+
 /** Writes a safe non-negative integer as a little-endian uint64. */
 export function putU64(out: Buffer, pos: number, value: number): void {
-  out.writeUInt32LE((value % TWO_32) >>> 0, pos);
-  out.writeUInt32LE(Math.floor(value / TWO_32), pos + 4);
+  // Sequences and offsets are nearly always below 2^32: no floating-point division.
+  const high = value > 0xffffffff ? Math.floor(value / TWO_32) : 0;
+  putU32(out, pos, value - high * TWO_32);
+  putU32(out, pos + 4, high);
 }
 
 /** Reads a little-endian uint64 as a number; values past 2^53 come back as Infinity. */
@@ -153,10 +188,10 @@ export function putIndexRecord(
 ): void {
   putU64(out, pos, seq);
   putU64(out, pos + 8, offset);
-  out.writeInt32LE(tsLow | 0, pos + 16);
-  out.writeInt32LE(tsHigh | 0, pos + 20);
-  out.writeUInt32LE(size, pos + 24);
-  out.writeUInt32LE(crc.bytes(out, pos, pos + 28), pos + 28);
+  putU32(out, pos + 16, tsLow);
+  putU32(out, pos + 20, tsHigh);
+  putU32(out, pos + 24, size);
+  putU32(out, pos + 28, crc.bytes(out, pos, pos + 28));
 }
 
 /** True if the 32 bytes at `pos` hold an index record with a matching CRC. */
@@ -187,9 +222,14 @@ export function copySmall(src: Buffer, from: number, dst: Buffer, at: number, n:
 /** Appends a varint (a safe non-negative integer) at `pos`; returns the end. */
 export function putVarint(out: Buffer, pos: number, value: number): number {
   let v = value;
-  while (v >= 0x80) {
+  // Past 2^31 the low 7 bits are taken by arithmetic; below it, by bit operations.
+  while (v > 0x7fffffff) {
     out[pos++] = (v % 0x80) | 0x80;
     v = Math.floor(v / 0x80);
+  }
+  while (v >= 0x80) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
   }
   out[pos++] = v;
   return pos;

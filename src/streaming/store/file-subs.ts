@@ -3,7 +3,8 @@
 //   1 new (SubState)   2 update (SubState)   3 delete (SubStateDelete)
 //   4 ack (SubStateUpdate{ID, seqno})        5 sent, now pending (SubStateUpdate)
 // Replaying the log restores offline durables with their last sent sequence and
-// unacked messages, which the server redelivers after a restart.
+// unacked messages, which the server redelivers after a restart. Pending sets are
+// SeqSets: a JS Set cost some 350 ns per delivery and ack under a sliding window.
 import { seqFromLong, seqToLong } from '../protocol/int64.js';
 import { SubStateDelete, SubStateUpdate } from '../protocol/index.js';
 import type Long from 'long';
@@ -11,6 +12,7 @@ import type { IoScheduler } from './file-io.js';
 import { TypedLog, replayLog, type RecordSink } from './file-log.js';
 import type { FileStoreTuning } from './file-options.js';
 import { decodeSub, encodeSub } from './records.js';
+import { SeqSet } from './seq-set.js';
 import { SubStoreBase, type Mutable, type SubEntry } from './sub-store-base.js';
 import type { SubInit, SubRecord } from './types.js';
 
@@ -101,7 +103,7 @@ export class FileSubStore extends SubStoreBase<SubEntry> {
   }
 
   protected newEntry(record: Mutable<SubRecord>): SubEntry {
-    return { record, pending: new Set() };
+    return { record, pending: new SeqSet() };
   }
 
   // Live state as records. A delete of the highest ID ever given, first, keeps that ID
@@ -136,7 +138,7 @@ export async function recoverSubs(
           const record = decodeSub(payload);
           const entry = subs.get(record.id);
           if (type === UPDATE && entry !== undefined) entry.record = record;
-          else subs.set(record.id, { record, pending: new Set() });
+          else subs.set(record.id, { record, pending: new SeqSet() });
           if (record.id > maxId) maxId = record.id;
           return undefined;
         }
