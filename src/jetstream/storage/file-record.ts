@@ -12,6 +12,7 @@
 //   data
 //   u32 CRC32 of everything before it, u32 length again (a reader can walk backwards)
 import { crc32 } from 'node:zlib';
+import { IEEE } from '../../streaming/store/file-record.js';
 
 export const BLOCK_MAGIC = 0x534a4257; // "WBJS"
 export const DELETES_MAGIC = 0x444a4257; // "WBJD"
@@ -98,10 +99,14 @@ function putSeqKind(b: Buffer, pos: number, seq: number, kind: number): void {
   u32(b, pos + 4, high | (kind << 24));
 }
 
-/** The CRC of everything before the trailer, then the length field again. */
+/**
+ * The CRC of everything before the trailer, then the length field again. The streaming
+ * store's CRC32 (IEEE, as zlib's): a table loop for short records, zlib past 256 bytes,
+ * and no view of the record made for it.
+ */
 function seal(b: Buffer, at: number, rl: number, field: number): void {
   const end = at + rl - RECORD_TRAILER;
-  u32(b, end, crc32(b.subarray(at, end)));
+  u32(b, end, IEEE.bytes(b, at, end));
   u32(b, end + 4, field);
 }
 
@@ -259,7 +264,7 @@ const PARTS = { hdrStart: 0, hdrEnd: 0, dataEnd: 0 };
 
 export function putTombstone(b: Buffer, at: number, seq: number): void {
   putU64(b, at, seq);
-  u32(b, at + 8, crc32(b.subarray(at, at + 8)));
+  u32(b, at + 8, IEEE.bytes(b, at, at + 8));
 }
 
 /** The sequence of the tombstone at `b[at]`, or -1 if it is damaged. */
