@@ -4,6 +4,7 @@
 
 import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
+import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { dispatchApi } from './api/router.js';
@@ -18,6 +19,17 @@ import { nowNs, rfc3339Nano } from './time.js';
 import { nuid } from '../streaming/nuid.js';
 
 const AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
+/**
+ * A consumer with more to send waits while its receiver has this much output not yet
+ * taken by the kernel: enough to keep a reader busy for milliseconds, and a burst of
+ * deliveries never piles up to max_pending.
+ */
+const BACKLOG_LIMIT = 1024 * 1024;
+
+/** Output a connection has queued and the kernel has not taken yet. */
+function outputBacklog(c: Client): number {
+  return c.outQueued + (c.socket === null ? 0 : c.socket.writableLength);
+}
 
 /** A push consumer that starts delivering once its deliver subject has a subscriber. */
 export interface InterestWaiter {
@@ -107,6 +119,25 @@ export class JsAccount implements StreamHost {
       hdr,
       deliverAs ?? null,
     );
+  }
+
+  deliver(subject: string, m: PublishedMessage): number {
+    return this.js.server.routeInternal(this.client, subject, m);
+  }
+
+  backlog(subject: string): number {
+    const r = this.account.sublist.match(subject);
+    let most = 0;
+    for (const sub of r.psubs) most = Math.max(most, outputBacklog(sub.client));
+    for (const group of r.qsubs) {
+      for (const sub of group) most = Math.max(most, outputBacklog(sub.client));
+    }
+    return most;
+  }
+
+  get backlogLimit(): number {
+    // Well below max_pending, where the core cuts a subscriber off as a slow consumer.
+    return Math.min(BACKLOG_LIMIT, this.js.server.options.maxPending >>> 2);
   }
 
   subscribe(

@@ -106,7 +106,11 @@ export function addConsumer(
   }
   if (cfg.durable === '' && cfg.inactiveThreshold === 0)
     cfg.inactiveThreshold = DELETE_WAIT_DEFAULT;
-  const store = stream.store.consumerStore(name);
+  // Explicit and all keep pending entries (all acknowledges them one by one, as the
+  // consumer finds them); none moves the ack floor with every delivery.
+  const store = stream.store.consumerStore(name, {
+    ackPolicy: cfg.ackPolicy === 'none' ? 'none' : 'explicit',
+  });
   const created = recovered?.createdNs ?? nowNs();
   const consumer = new Consumer(stream, jsa, name, cfg, store, created, (c) => {
     void deleteConsumer(jsa, stream, c);

@@ -13,6 +13,7 @@ import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storag
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import { ackDseq, ackSseq, ackVerb, parseAckSubject } from './ack-subject.js';
+import { DeliveryMessage } from './delivery-message.js';
 
 interface Pending {
   dseq: number;
@@ -60,6 +61,11 @@ export class Consumer implements StreamConsumer {
    */
   private pendingOrdered = true;
   private pendingLast = 0;
+  /**
+   * The lowest pending sequence (0 when nothing is pending), kept up to date as entries
+   * come and go: a Map's first key costs a walk over every entry deleted before it.
+   */
+  private pendingLow = 0;
   /** Stream sequences waiting for redelivery, oldest first, and their delivery counts. */
   private rdq: number[] = [];
   private readonly rdc = new Map<number, number>();
@@ -89,7 +95,12 @@ export class Consumer implements StreamConsumer {
   private lastAcked = 0;
   private readonly ackPrefix: string;
   private readonly msg = blankStoredMsg();
+  /** The delivery being routed: the MSG line's fields, rewritten in place for each. */
+  private readonly out: DeliveryMessage;
   private delivering = false;
+  /** A burst filled up: delivery goes on at the next turn (or once the receiver caught up). */
+  private resumeSoon: NodeJS.Immediate | null = null;
+  private resumeLater: NodeJS.Timeout | null = null;
   /** Flow control: the reply subject of the request in flight, and bytes since it. */
   private fcReply = '';
   private fcBytes = 0;
@@ -110,6 +121,7 @@ export class Consumer implements StreamConsumer {
     this.filter = cfg.filterSubject;
     this.wildcard = this.filter !== '' && hasWildcard(this.filter);
     this.ackPrefix = `$JS.ACK.${stream.name}.${name}.`;
+    this.out = new DeliveryMessage(this.ackPrefix);
     const freq = cfg.sampleFreq.endsWith('%') ? cfg.sampleFreq.slice(0, -1) : cfg.sampleFreq;
     this.sampleFreq = freq === '' ? 0 : Number(freq);
   }
@@ -205,7 +217,7 @@ export class Consumer implements StreamConsumer {
   streamPurged(firstSeq: number): void {
     if (this.sseq < firstSeq) this.sseq = firstSeq;
     for (const seq of [...this.pending.keys()]) {
-      if (seq < firstSeq) this.pending.delete(seq);
+      if (seq < firstSeq) this.dropPending(seq);
     }
     this.rdq = this.rdq.filter((s) => s >= firstSeq);
     if (this.asflr < firstSeq - 1) this.asflr = firstSeq - 1;
@@ -227,56 +239,78 @@ export class Consumer implements StreamConsumer {
     this.npc = this.lps.length + this.stream.store.filteredState(this.sseq, this.filter).msgs;
   }
 
-  /** Delivers as much as the targets and max_ack_pending allow. */
+  /**
+   * Delivers as much as the targets and max_ack_pending allow, a burst at a time: a
+   * burst that fills up goes on at the next turn of the event loop, after the core has
+   * handed it to the socket (the receiver starts reading while the next is built, and
+   * other connections are served in between), and waits while the receiver is behind.
+   */
   kick(): void {
-    if (this.closed || this.delivering) return;
+    if (this.closed || this.delivering || this.resumeSoon !== null || this.resumeLater !== null)
+      return;
+    // A pull consumer without requests has nowhere to send (every ack lands here).
+    if (!this.isPush && this.waiting.length === 0) return;
     this.delivering = true;
+    // One clock reading per burst: delivery times and activity need no finer grain.
+    const now = nowNs();
+    let sent = 0;
     try {
-      this.deliverLoop();
+      sent = this.deliverLoop(now);
     } finally {
       this.delivering = false;
     }
+    if (sent > 0) {
+      this.lastDelivered = now;
+      this.touch();
+    }
   }
 
-  private deliverLoop(): void {
+  /** Delivers up to a burst; returns how many messages went. */
+  private deliverLoop(now: number): number {
     const acks = this.cfg.ackPolicy !== 'none';
     // Expired requests and requesters gone away are dropped once per round, not per message.
     if (!this.isPush) this.expireRequests();
+    let sent = 0;
+    let bytes = 0;
     for (;;) {
       let target: string;
       let req: PullRequest | undefined;
       if (this.isPush) {
-        if (this.fcReply !== '') return;
+        if (this.fcReply !== '') return sent;
         if (!this.host.hasInterest(this.cfg.deliverSubject)) {
           this.awaitInterest();
-          return;
+          return sent;
         }
         this.interestRetryMs = INTEREST_RETRY_MS;
         target = this.cfg.deliverSubject;
       } else {
         req = this.waiting[0];
-        if (req === undefined) return;
+        if (req === undefined) return sent;
         target = req.reply;
       }
       if (acks && this.cfg.maxAckPending > 0 && this.pending.size >= this.cfg.maxAckPending) {
         // A redelivery does not add to what is pending.
-        if (this.rdq.length === 0) return;
+        if (this.rdq.length === 0) return sent;
+      }
+      if (sent === BURST_MSGS || bytes >= BURST_BYTES) {
+        this.resumeSoon = setImmediate(this.onResume);
+        return sent;
       }
       const dc = this.nextMsg();
       if (dc === 0) {
         if (req !== undefined && req.noWait) this.endNoWait(req);
-        else return;
+        else return sent;
         continue;
       }
       const msg = this.msg;
       const seq = msg.seq;
       if (this.cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
         this.unget(seq, dc);
-        return;
+        return sent;
       }
       if (this.cfg.rateLimit > 0 && this.paced()) {
         this.unget(seq, dc);
-        return;
+        return sent;
       }
       if (req !== undefined && req.bytesLeft !== Infinity) {
         const size = msg.subject.length + msg.hdr.length + msg.data.length;
@@ -300,13 +334,28 @@ export class Consumer implements StreamConsumer {
         }
         req.bytesLeft -= size;
       }
-      this.deliver(target, seq, dc, acks);
+      bytes += this.deliver(target, seq, dc, acks, now);
+      sent++;
       if (req !== undefined) {
         req.delivered++;
         if (--req.batch <= 0 || req.bytesLeft <= 0) this.waiting.shift();
       }
     }
   }
+
+  /** The next burst, unless the receiver still has much to read: then a moment later. */
+  private readonly onResume = (): void => {
+    this.resumeSoon = null;
+    this.resumeLater = null;
+    if (this.closed) return;
+    const target = this.isPush ? this.cfg.deliverSubject : (this.waiting[0]?.reply ?? '');
+    if (target !== '' && this.host.backlog(target) > this.host.backlogLimit) {
+      this.resumeLater = setTimeout(this.onResume, BACKLOG_WAIT_MS);
+      this.resumeLater.unref();
+      return;
+    }
+    this.kick();
+  };
 
   /**
    * replay_policy original: messages go out spaced as they were stored. True (with a
@@ -358,7 +407,7 @@ export class Consumer implements StreamConsumer {
         continue;
       }
       if (store.loadMsg(seq, this.msg) === undefined) {
-        this.pending.delete(seq);
+        this.dropPending(seq);
         continue;
       }
       return dc;
@@ -390,9 +439,9 @@ export class Consumer implements StreamConsumer {
     }
   }
 
-  private deliver(target: string, seq: number, dc: number, acks: boolean): void {
+  /** Sends the message loaded in `msg`; returns its size. */
+  private deliver(target: string, seq: number, dc: number, acks: boolean, now: number): number {
     const msg = this.msg;
-    const now = nowNs();
     let dseq: number;
     const p = this.pending.get(seq);
     if (dc === 1 || p === undefined) {
@@ -400,22 +449,10 @@ export class Consumer implements StreamConsumer {
     } else {
       dseq = p.dseq;
     }
-    const pendingCount = this.npc;
-    const reply =
-      this.ackPrefix +
-      String(dc) +
-      '.' +
-      String(seq) +
-      '.' +
-      String(dseq) +
-      '.' +
-      String(msg.ts) +
-      '.' +
-      String(pendingCount);
-    let hdr: Buffer | null = msg.hdr.length > 0 ? msg.hdr : null;
+    let hdr = msg.hdr;
     let data = msg.data;
     if (this.cfg.headersOnly) {
-      const base = hdr === null ? 'NATS/1.0\r\n\r\n' : hdr.toString('latin1');
+      const base = hdr.length === 0 ? 'NATS/1.0\r\n\r\n' : hdr.toString('latin1');
       hdr = Buffer.from(
         base.substring(0, base.length - 2) + `Nats-Msg-Size: ${data.length}\r\n\r\n`,
         'latin1',
@@ -435,23 +472,24 @@ export class Consumer implements StreamConsumer {
       this.adflr = dseq;
       this.asflr = seq;
     }
+    // The store was opened with the ack policy: without acks it moves the floor itself.
     this.store.updateDelivered(dseq, seq, dc, now);
-    // Without acks nothing stays pending in the store either (the contract's
-    // consumerStore() does not carry the ack policy).
-    if (!acks) this.store.updateAcks(dseq, seq);
-    this.lastDelivered = now;
-    this.host.publish(target, reply, hdr, data, msg.subject);
+    this.host.deliver(
+      target,
+      this.out.set(msg.subject, dc, seq, dseq, msg.ts, this.npc, hdr, data),
+    );
+    const size = msg.subject.length + hdr.length + data.length;
     if (this.cfg.rateLimit > 0) {
-      const bits = (msg.subject.length + (hdr?.length ?? 0) + data.length) * 8;
+      const bits = size * 8;
       this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / this.cfg.rateLimit;
     }
     // Without acks a delivery is the consumer's ack (interest and work-queue retention).
     if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
-    this.touch();
     if (this.isPush && this.cfg.flowControl) {
-      this.fcBytes += msg.subject.length + (hdr?.length ?? 0) + data.length;
+      this.fcBytes += size;
       if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
     }
+    return size;
   }
 
   /**
@@ -670,7 +708,7 @@ export class Consumer implements StreamConsumer {
           if (this.pendingOrdered) break;
           continue;
         }
-        this.pending.delete(seq);
+        this.dropPending(seq);
         this.rdc.delete(seq);
         this.store.updateAcks(p.dseq, seq);
         this.stream.ackedBy(seq, p.subject);
@@ -684,7 +722,7 @@ export class Consumer implements StreamConsumer {
     const p = this.pending.get(sseq);
     if (p === undefined) return;
     if (this.sampleFreq > 0) this.sampleAck(sseq, p);
-    this.pending.delete(sseq);
+    this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
     this.updateAckFloor();
@@ -714,17 +752,27 @@ export class Consumer implements StreamConsumer {
       this.pendingOrdered = false;
     }
     if (seq > this.pendingLast || this.pending.size === 0) this.pendingLast = seq;
+    if (this.pending.size === 0 || seq < this.pendingLow) this.pendingLow = seq;
     this.pending.set(seq, p);
   }
 
-  /** The lowest pending sequence: the first key when in order, else a scan. */
-  private lowestPending(): number {
-    if (this.pendingOrdered) {
-      for (const seq of this.pending.keys()) return seq;
+  private dropPending(seq: number): void {
+    if (!this.pending.delete(seq) || seq !== this.pendingLow) return;
+    const pending = this.pending;
+    if (pending.size === 0) {
+      this.pendingLow = 0;
+      return;
+    }
+    // Acks mostly come in order: the next lowest is a few sequences up.
+    for (let s = seq + 1; s <= seq + LOW_SCAN; s++) {
+      if (pending.has(s)) {
+        this.pendingLow = s;
+        return;
+      }
     }
     let min = Infinity;
-    for (const seq of this.pending.keys()) if (seq < min) min = seq;
-    return min;
+    for (const s of pending.keys()) if (s < min) min = s;
+    this.pendingLow = min;
   }
 
   private updateAckFloor(): void {
@@ -733,7 +781,7 @@ export class Consumer implements StreamConsumer {
       this.adflr = this.dseq - 1;
       return;
     }
-    const min = this.lowestPending();
+    const min = this.pendingLow;
     const p = this.pending.get(min)!;
     this.asflr = min - 1;
     this.adflr = p.dseq - 1;
@@ -768,7 +816,7 @@ export class Consumer implements StreamConsumer {
   private term(sseq: number, dseq: number): void {
     const p = this.pending.get(sseq);
     if (p === undefined) return;
-    this.pending.delete(sseq);
+    this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
     this.updateAckFloor();
@@ -920,7 +968,9 @@ export class Consumer implements StreamConsumer {
   stop(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
+    if (this.resumeSoon !== null) clearImmediate(this.resumeSoon);
     for (const t of [
+      this.resumeLater,
       this.ackTimer,
       this.pullTimer,
       this.inactiveTimer,
@@ -944,6 +994,17 @@ export class Consumer implements StreamConsumer {
 }
 
 const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+/** How far up from an acknowledged lowest sequence the next one is looked for, one by one. */
+const LOW_SCAN = 64;
+/**
+ * A burst: what one turn of the event loop delivers at most for one consumer. Large
+ * enough that its per-turn costs (a socket write, a timer) spread thin, small enough
+ * that the receiver starts reading early and that other work is not held up long.
+ */
+const BURST_MSGS = 512;
+const BURST_BYTES = 256 * 1024;
+/** How long a consumer whose receiver is behind waits before it looks again (ms). */
+const BACKLOG_WAIT_MS = 1;
 const INTEREST_RETRY_MS = 250;
 const INTEREST_RETRY_MAX_MS = 8000;
 

@@ -3,6 +3,7 @@
 // Expected-* headers, duplicate detection, roll-ups, limits, the PubAck once the message
 // is durable, republish, and the wake-up of its consumers.
 
+import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
@@ -29,6 +30,18 @@ export interface StreamHost {
     data: Buffer,
     deliverAs?: string,
   ): number;
+  /**
+   * Routes a message laid out by its sender (a consumer's delivery, DeliveryMessage) to
+   * the subscribers of `subject`; returns how many received it.
+   */
+  deliver(subject: string, m: PublishedMessage): number;
+  /**
+   * Bytes waiting to be written to the busiest connection listening on `subject`: a
+   * consumer delivering a backlog waits while its receiver is behind.
+   */
+  backlog(subject: string): number;
+  /** The backlog a consumer lets build up before it waits. */
+  readonly backlogLimit: number;
   /**
    * With `borrows`, the handler keeps nothing of `hdr` and `data` after it returns (they
    * may be views of the connection's read buffer: no copy is made for it).

@@ -15,6 +15,17 @@ export function parseRfc3339(s: string): number | null {
 /** Nanoseconds since the epoch as Go marshals a time.Time (RFC 3339, trailing zeros cut). */
 export function rfc3339Nano(ns: number): string {
   if (ns === 0) return '0001-01-01T00:00:00Z';
+  // The same time again (KV gets of one key, a message's info asked for repeatedly).
+  if (ns === lastNs) return lastText;
+  lastText = formatRfc3339Nano(ns);
+  lastNs = ns;
+  return lastText;
+}
+
+let lastNs = 0;
+let lastText = '';
+
+function formatRfc3339Nano(ns: number): string {
   const ms = Math.floor(ns / 1e6);
   const sub = Math.max(0, Math.round(ns - ms * 1e6));
   const iso = new Date(ms).toISOString(); // 2026-11-24T05:19:32.784Z

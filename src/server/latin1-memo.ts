@@ -15,7 +15,9 @@ export class Latin1Memo {
   get(b: Buffer, start: number, end: number): string {
     const n = end - start;
     const m = this.bytes;
-    if (n === this.len) {
+    // Subjects that differ share their start (`$JS.ACK.<stream>.<consumer>.` and its
+    // numbers, `_INBOX.<id>.<n>`): the last byte tells most of them apart at once.
+    if (n === this.len && (n === 0 || m[n - 1] === b[end - 1])) {
       let i = 0;
       while (i < n && m[i] === b[start + i]) i++;
       if (i === n) return this.str;

@@ -106,6 +106,10 @@ export function putBytes(
   const n = end - start;
   if (n < 48) {
     for (let i = 0; i < n; i++) dst[pos + i] = src[start + i]!;
+  } else if (start === 0 && end === src.length) {
+    // A whole buffer (a stored message's data): the typed-array copy, without the
+    // argument checks of Buffer.copy (twice as fast for short payloads, more while cold).
+    dst.set(src, pos);
   } else {
     src.copy(dst, pos, start, end);
   }

@@ -12,7 +12,7 @@ import { type ClosedClientInfo, snapshotClosed } from './closed.js';
 import { newServerId } from './identity.js';
 import { createLogger, type Logger } from './logger.js';
 import { lameDuckShutdown } from './lame-duck.js';
-import { InternalMessage } from './message.js';
+import { InternalMessage, type PublishedMessage } from './message.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, Subscription } from './subscription.js';
@@ -510,6 +510,15 @@ export class Server {
       headers,
       data,
     );
+    return this.routeInternal(c, subject, m);
+  }
+
+  /**
+   * publishInternal for a message its publisher laid out itself (a JetStream consumer
+   * writes each delivery's subject, ack reply and sizes into a buffer of its own, with
+   * no string per message); `subject` decides who receives it.
+   */
+  routeInternal(c: Client, subject: string, m: PublishedMessage): number {
     c.inMsgs++;
     c.inBytes += m.size;
     this.inMsgs++;

@@ -55,6 +55,9 @@ export interface SublistStats {
 export class Sublist<S extends Indexed> {
   private readonly root: Level<S> = newLevel();
   private readonly cache = new Map<string, MatchResult<S>>();
+  /** matchUncached's scratch: a subject's tokens, and the queue groups found. */
+  private readonly tokens: string[] = [];
+  private readonly queues = new Map<string, S[]>();
   private readonly cacheEnabled: boolean;
   private count = 0;
   /** Bumped on every change, so per-connection caches can tell they are stale. */
@@ -201,12 +204,26 @@ export class Sublist<S extends Indexed> {
   private matchUncached(subject: string): MatchResult<S> {
     const psubs: S[] = [];
     const qsubs: S[][] = [];
-    const tokens = subject.split('.');
-    // An empty token anywhere matches nothing, as in the reference.
-    for (const t of tokens) if (t.length === 0) return { psubs, qsubs };
-    const queues = new Map<string, S[]>();
+    // Subjects that miss the cache are often unique (replies, JetStream acks): the
+    // tokens go into a reused array and the groups into a reused map.
+    const tokens = this.tokens;
+    tokens.length = 0;
+    const n = subject.length;
+    for (let start = 0; ;) {
+      let end = subject.indexOf('.', start);
+      if (end < 0) end = n;
+      // An empty token anywhere matches nothing, as in the reference.
+      if (end === start) return { psubs, qsubs };
+      tokens.push(subject.substring(start, end));
+      if (end === n) break;
+      start = end + 1;
+    }
+    const queues = this.queues;
     matchLevel(this.root, tokens, 0, psubs, queues);
-    for (const members of queues.values()) qsubs.push(members);
+    if (queues.size > 0) {
+      for (const members of queues.values()) qsubs.push(members);
+      queues.clear();
+    }
     return { psubs, qsubs };
   }
 

@@ -268,6 +268,8 @@ const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
 /** Pages read back from disk, least recently used first, within a byte budget. */
 class ReadCache {
   private readonly lru = new Set<Page>();
+  /** The page last added or touched: the last in `lru`. */
+  private newest: Page | null = null;
   private bytes = 0;
 
   constructor(private readonly limit: number) {}
@@ -277,6 +279,7 @@ class ReadCache {
     if (old !== undefined) this.drop(old);
     p.file.pages.set(p.index, p);
     this.lru.add(p);
+    this.newest = p;
     this.bytes += p.buf.length;
     for (const q of this.lru) {
       if (this.bytes <= this.limit || q === p) break;
@@ -285,12 +288,16 @@ class ReadCache {
   }
 
   touch(p: Page): void {
+    // Sequential loads read one page many times in a row: it is already the newest.
+    if (p === this.newest) return;
     this.lru.delete(p);
     this.lru.add(p);
+    this.newest = p;
   }
 
   private drop(p: Page): void {
     if (!this.lru.delete(p)) return;
+    if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
     if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
   }

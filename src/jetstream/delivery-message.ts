@@ -1,0 +1,148 @@
+// One consumer's deliveries as the core routes them: the MSG line's subject (the one the
+// message was published to), its ack reply `$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.
+// <dseq>.<ts>.<pending>` and its sizes, written as bytes into a buffer of the consumer's
+// own, where the core's delivery copies them from. The ack prefix is written once, the
+// subject only when it changes, the numbers in place: no string per delivered message.
+
+import { MessageFields } from '../protocol/message-fields.js';
+import type { PublishedMessage } from '../server/message.js';
+
+const DOT = 0x2e;
+const ZERO = 0x30;
+/** The five numbers of an ack reply (at most 20 digits each) and their dots, then two sizes. */
+const NUMBERS_ROOM = 5 * 20 + 4 + 2 * 20;
+/** Largest `hi` whose `hi * 1e9` is an exact double (see putNanos). */
+const EXACT_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1953125);
+
+export class DeliveryMessage extends MessageFields implements PublishedMessage {
+  /** Where the subject starts: after the reply and the sizes, whatever their lengths. */
+  private readonly subjectAt: number;
+  private subject = '';
+
+  constructor(private readonly ackPrefix: string) {
+    super();
+    // Every character one latin1 byte, as the core's in-process publishes write them.
+    this.subjectAt = ackPrefix.length + NUMBERS_ROOM;
+    this.grow(64);
+    this.replyStart = 0;
+  }
+
+  /**
+   * Lays out a delivery of the message published to `subject`: its delivery count, stream
+   * and consumer sequences, stored time (ns) and the consumer's pending count go into the
+   * ack reply; `hdr` (empty for none) and `data` make the payload.
+   */
+  set(
+    subject: string,
+    dc: number,
+    sseq: number,
+    dseq: number,
+    ts: number,
+    pending: number,
+    hdr: Buffer,
+    data: Buffer,
+  ): this {
+    if (subject !== this.subject) {
+      if (this.subjectAt + subject.length > this.argBuf.length) this.grow(subject.length);
+      this.subjectStart = this.subjectAt;
+      this.subjectEnd = this.subjectAt + this.argBuf.write(subject, this.subjectAt, 'latin1');
+      this.subject = subject;
+    }
+    const b = this.argBuf;
+    let p = putUint(b, this.ackPrefix.length, dc);
+    b[p++] = DOT;
+    p = putUint(b, p, sseq);
+    b[p++] = DOT;
+    p = putUint(b, p, dseq);
+    b[p++] = DOT;
+    p = putNanos(b, p, ts);
+    b[p++] = DOT;
+    p = putUint(b, p, pending);
+    this.replyEnd = p;
+    const hdrLen = hdr.length;
+    const total = hdrLen + data.length;
+    if (hdrLen > 0) {
+      this.hdr = hdrLen;
+      this.hdrStart = p;
+      p = putUint(b, p, hdrLen);
+      this.hdrEnd = p;
+      // The core reads headers and data as one span; a store keeps them apart.
+      this.payload = Buffer.concat([hdr, data], total);
+    } else {
+      this.hdr = -1;
+      this.payload = data;
+    }
+    this.sizeStart = p;
+    this.sizeEnd = putUint(b, p, total);
+    this.size = total;
+    this.payloadStart = 0;
+    this.payloadEnd = total;
+    return this;
+  }
+
+  /** A buffer with room for a subject of `subjectLen` bytes, the ack prefix written. */
+  private grow(subjectLen: number): void {
+    const b = Buffer.allocUnsafe(this.subjectAt + Math.max(subjectLen * 2, 64));
+    b.write(this.ackPrefix, 0, 'latin1');
+    this.argBuf = b;
+    this.subject = '';
+  }
+}
+
+/**
+ * Writes a time in nanoseconds since the epoch (an integer held in a double, exact to
+ * 256 ns) in decimal at `p`: its exact value, which reads back as the same double, as
+ * String() would write it (but without the string). Seconds and nanoseconds apart: the
+ * seconds times 1e9 is exact while they times 5^9 stay below 2^53 (until the year 2112);
+ * beyond that the string is made.
+ */
+export function putNanos(b: Buffer, p: number, ns: number): number {
+  if (ns <= Number.MAX_SAFE_INTEGER) return putUint(b, p, ns);
+  let hi = Math.floor(ns / 1e9);
+  if (hi > EXACT_SECONDS) return p + b.write(String(ns), p, 'latin1');
+  let lo = ns - hi * 1e9;
+  if (lo < 0) {
+    hi--;
+    lo += 1e9;
+  } else if (lo >= 1e9) {
+    hi++;
+    lo -= 1e9;
+  }
+  p = putUint(b, p, hi);
+  // Nine digits, zeros in front; below 2^31, so integer arithmetic.
+  for (let i = 8; i >= 0; i--) {
+    const q = (lo / 10) | 0;
+    b[p + i] = ZERO + lo - q * 10;
+    lo = q;
+  }
+  return p + 9;
+}
+
+/**
+ * Writes a non-negative safe integer in decimal at `p`; returns the end. Integer
+ * arithmetic below 2^31 and no calls: it runs per number of every delivery, and a
+ * freshly started server runs it before the optimising compiler has.
+ */
+export function putUint(b: Buffer, p: number, v: number): number {
+  if (v < 10) {
+    b[p] = ZERO + v;
+    return p + 1;
+  }
+  let end = p + 2;
+  for (let t = 100; t <= v; t *= 10) end++;
+  let at = end;
+  if (v < 2147483648) {
+    while (v > 0) {
+      const q = (v / 10) | 0;
+      b[--at] = ZERO + v - q * 10;
+      v = q;
+    }
+  } else {
+    while (v > 0) {
+      const d = v % 10;
+      b[--at] = ZERO + d;
+      v = (v - d) / 10;
+    }
+  }
+  return end;
+}
