@@ -3,7 +3,9 @@
 // (every delivery), and marking a redelivery; then storing into the memory store and
 // reading back from it.
 // The protobufjs rows are kept next to the hand-written codec the server uses
-// (protocol/wire.ts, writeMsgProto, encodePubAckFrom), to show what it saves.
+// (protocol/wire.ts, writeMsgProtoRange, PubAckBatch), to show what it saves; the
+// "view" rows are the former hand-written forms, which made a Buffer view (or a
+// StoredMsg and a Long) per message where the ones the server uses now take ranges.
 
 import {
   Ack,
@@ -12,14 +14,16 @@ import {
   encodeMsgProto,
   markRedelivered,
   nowNanos,
+  nowNanosInto,
   seqFromLong,
   seqToLong,
 } from '../src/streaming/protocol/index.js';
-import { writeMsgProto } from '../src/streaming/protocol/msgproto.js';
+import { writeMsgProto, writeMsgProtoRange } from '../src/streaming/protocol/msgproto.js';
 import { Slabs } from '../src/streaming/protocol/slabs.js';
 import { PubMsgView, decodeAck } from '../src/streaming/protocol/wire.js';
-import { encodePubAckFrom } from '../src/streaming/encode.js';
+import { PubAckBatch } from '../src/streaming/pub-acks.js';
 import { MemoryStore, makeStoredMsg } from '../src/streaming/store/index.js';
+import { MemoryMsgStore } from '../src/streaming/store/memory-msgs.js';
 import { measure, type BenchResult } from './timing.js';
 
 export function streamingCodecBenchmarks(ms: number): BenchResult[] {
@@ -43,6 +47,7 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
   const view = new PubMsgView();
   const slabs = new Slabs();
   const fooBytes = Buffer.from('foo');
+  const acks = new PubAckBatch();
   const results = [
     measure(
       'stan PubMsg decode',
@@ -63,13 +68,33 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
       '128 B payload, reused view',
     ),
     measure(
-      'stan MsgProto encode (hand)',
+      'stan MsgProto encode (hand, view)',
       ms,
       1000,
       () => {
         sink += writeMsgProto(slabs, ++seq, ts, fooBytes, '', data).length;
       },
-      '128 B payload, into slabs',
+      '128 B payload, into slabs, a view each',
+    ),
+    measure(
+      'stan MsgProto encode (hand)',
+      ms,
+      1000,
+      () => {
+        // `view` holds pubBytes, read by the rows above.
+        sink += writeMsgProtoRange(
+          slabs,
+          ++seq,
+          ts.low >>> 0,
+          ts.high >>> 0,
+          fooBytes,
+          '',
+          view.buf,
+          view.dataStart,
+          view.dataEnd,
+        );
+      },
+      '128 B payload from the PubMsg read, into slabs, as ranges',
     ),
     measure(
       'stan MsgProto encode',
@@ -92,19 +117,27 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
     measure('stan Ack decode (hand)', ms, 1000, () => {
       sink += decodeAck(ackBytes, fooBytes);
     }),
-    measure('stan PubAck encode (hand)', ms, 1000, () => {
-      sink += encodePubAckFrom(pubBytes, view.guidStart, view.guidEnd).length;
-    }),
+    measure(
+      'stan PubAck encode (hand)',
+      ms,
+      1000,
+      () => {
+        acks.addFrom('_STAN.acks.x', pubBytes, view.guidStart, view.guidEnd);
+        if (acks.size === 256) acks.clear();
+      },
+      'into a batch of 256',
+    ),
     measure('stan markRedelivered', ms, 1000, () => {
       sink += markRedelivered(stored, 3).length;
     }),
   ];
   const store = new MemoryStore({ limits: { maxMsgs: 100_000 } });
   const { msgs } = store.createChannel('foo');
+  if (!(msgs instanceof MemoryMsgStore)) throw new Error('a MEMORY store channel was expected');
   let next = 0;
   results.push(
     measure(
-      'stan memory store publish',
+      'stan memory store publish (StoredMsg)',
       ms,
       1000,
       () => {
@@ -114,6 +147,60 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
       'encode + store, max_msgs 100k',
     ),
   );
+  const storeSlabs = new Slabs();
+  const clock = { low: 0, high: 0 };
+  /** As the publish path stores message `seq`: encode into slabs, then storeRange. */
+  const publishInto = (into: MemoryMsgStore, seq: number): void => {
+    nowNanosInto(clock);
+    const size = writeMsgProtoRange(
+      storeSlabs,
+      seq,
+      clock.low,
+      clock.high,
+      fooBytes,
+      '',
+      data,
+      0,
+      data.length,
+    );
+    into.storeRange(
+      seq,
+      clock.low,
+      clock.high,
+      storeSlabs.buf,
+      storeSlabs.start,
+      storeSlabs.start + size,
+    );
+  };
+  results.push(
+    measure(
+      'stan memory store publish',
+      ms,
+      1000,
+      () => {
+        publishInto(msgs, ++next);
+      },
+      'as the publish path: encode + storeRange, max_msgs 100k',
+    ),
+  );
+  // A channel that holds many: what collections cost once the store is large (each
+  // full one used to trace a reference per message held).
+  const large = new MemoryStore({ limits: { maxMsgs: 500_000 } });
+  const bigMsgs = large.createChannel('big').msgs;
+  if (!(bigMsgs instanceof MemoryMsgStore)) throw new Error('a MEMORY store channel was expected');
+  let bigNext = 0;
+  results.push(
+    measure(
+      'stan memory store publish, 500k held',
+      ms,
+      1000,
+      () => {
+        publishInto(bigMsgs, ++bigNext);
+      },
+      'the same into a channel filling up to max_msgs 500k',
+    ),
+  );
+  void large.close();
   // Delivery reads each message back: lookup() of messages held (the store above is
   // full, at max_msgs).
   const held = msgs.firstSequence;
@@ -127,7 +214,16 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
         const found = msgs.lookup(held + (at++ % 50_000));
         if (found !== undefined && !(found instanceof Promise)) sink += found.encoded.length;
       },
-      '128 B payload',
+      '128 B payload, a message object and a view',
+    ),
+    measure(
+      'stan memory store bytesOf',
+      ms,
+      1000,
+      () => {
+        if (msgs.bytesOf(held + (at++ % 50_000)) !== undefined) sink += msgs.rangeEnd;
+      },
+      'as deliveries read: no object',
     ),
   );
   void store.close();

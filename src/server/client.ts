@@ -428,6 +428,10 @@ export class Client implements ParserHandler {
       subject = this.lastSubject;
     } else {
       subject = b.toString('latin1', start, p.subjectEnd);
+      // Streaming publishes go to `_STAN.pub.<id>.<channel>`, often past 64 bytes.
+      if (len > this.lastSubjectBytes.length && len <= MAX_REMEMBERED_SUBJECT) {
+        this.lastSubjectBytes = Buffer.allocUnsafe(MAX_REMEMBERED_SUBJECT);
+      }
       if (len <= this.lastSubjectBytes.length) {
         b.copy(this.lastSubjectBytes, 0, start, p.subjectEnd);
         this.lastSubject = subject;
@@ -727,6 +731,9 @@ export class Client implements ParserHandler {
 }
 
 /** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
+/** The longest subject onMsg() remembers (a connection starts with room for 64 bytes). */
+const MAX_REMEMBERED_SUBJECT = 256;
+
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   for (let i = 0; i < len; i++) if (a[start + i] !== b[i]) return false;
   return true;
@@ -748,8 +755,13 @@ function isReservedReply(b: Buffer, start: number, end: number): boolean {
     return true;
   }
   if (n > 5 && isGatewayPrefix(b, start)) return true;
-  return n > 8 && b.toString('latin1', start, start + 8) === '$JS.ACK.';
+  // Byte by byte: a string here cost one per request published (streaming PubMsgs).
+  if (n <= 8) return false;
+  for (let i = 0; i < 8; i++) if (b[start + i] !== JS_ACK[i]) return false;
+  return true;
 }
+
+const JS_ACK = Buffer.from('$JS.ACK.', 'latin1');
 
 /** `_GR_.` at start: gateway-routed replies, which clients may not publish to or use. */
 function isGatewayPrefix(b: Buffer, start: number): boolean {

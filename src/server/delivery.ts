@@ -149,6 +149,28 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
     m.replyStart >= 0
       ? (sub.replyMemo ??= new Latin1Memo()).get(argBuf, m.replyStart, m.replyEnd)
       : null;
+  const ranged = sub.ranged;
+  if (ranged !== null) {
+    const start = m.hdr >= 0 ? m.payloadStart + m.hdr : m.payloadStart;
+    try {
+      ranged(subject, reply, m.payload, start, m.payloadEnd);
+    } catch (err) {
+      internalFailed(sub, err);
+    }
+  } else {
+    callInternal(sub, subject, reply, m);
+  }
+  if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
+  return true;
+}
+
+/** An InternalHandler's call: a view of the payload, or a copy it may keep. */
+function callInternal(
+  sub: Subscription,
+  subject: string,
+  reply: string | null,
+  m: PublishedMessage,
+): void {
   // In-process subscribers may keep what they get, unless they say they do not.
   const whole = sub.borrows
     ? m.payload.subarray(m.payloadStart, m.payloadEnd)
@@ -162,13 +184,15 @@ function deliverInternal(sub: Subscription, m: PublishedMessage): boolean {
   try {
     sub.internal!(subject, reply, headers, data);
   } catch (err) {
-    // An in-process subscriber's failure is its own: the publisher and the other
-    // subscribers of this message carry on.
-    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    c.server.logger.error(`in-process subscription on "${sub.subject}" failed: ${text}`);
+    internalFailed(sub, err);
   }
-  if (max > 0 && sub.delivered >= max) c.removeSubscription(sub);
-  return true;
+}
+
+// An in-process subscriber's failure is its own: the publisher and the other
+// subscribers of this message carry on.
+function internalFailed(sub: Subscription, err: unknown): void {
+  const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  sub.client.server.logger.error(`in-process subscription on "${sub.subject}" failed: ${text}`);
 }
 
 /** `->> [MSG subject sid reply size]` (or RMSG), the line as written, as the reference traces it. */

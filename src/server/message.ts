@@ -34,18 +34,47 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
    * while the message is being routed.
    */
   private scratch = Buffer.allocUnsafe(256);
+  /** The subject whose bytes begin `scratch` (set() writes the subject first). */
+  private laidSubject: string | null = null;
 
   /** Lays out `subject [reply] [hdr] size` the way the parser would have seen them. */
   set(subject: string, reply: string | null, headers: Buffer | null, data: Buffer): this {
     const hdrLen = headers === null ? 0 : headers.length;
     const total = hdrLen + data.length;
-    // Each character one latin1 byte, as the parser's offsets count them; 2 x 16 digits.
+    this.layOut(subject, reply, hdrLen, total);
+    this.payload = headers === null || hdrLen === 0 ? data : Buffer.concat([headers, data]);
+    this.payloadStart = 0;
+    this.payloadEnd = total;
+    return this;
+  }
+
+  /** set() of a payload without headers given as `buf[start, end)`: no view of it is made. */
+  setRange(subject: string, reply: string | null, buf: Buffer, start: number, end: number): this {
+    this.layOut(subject, reply, 0, end - start);
+    this.payload = buf;
+    this.payloadStart = start;
+    this.payloadEnd = end;
+    return this;
+  }
+
+  private layOut(subject: string, reply: string | null, hdrLen: number, total: number): void {
     const need = subject.length + (reply === null ? 0 : reply.length + 1) + 34;
-    if (this.scratch.length < need) this.scratch = Buffer.allocUnsafe(need * 2);
+    if (this.scratch.length < need) {
+      this.scratch = Buffer.allocUnsafe(need * 2);
+      this.laidSubject = null;
+    }
     const b = this.scratch;
-    let p = b.write(subject, 0, 'latin1');
-    this.subjectStart = 0;
-    this.subjectEnd = p;
+    let p: number;
+    // Runs of publishes to one subject (PubAcks to a publisher, deliveries to a
+    // subscription's inbox) find it in place: writing it is a call into C++ each time.
+    if (subject === this.laidSubject) {
+      p = this.subjectEnd;
+    } else {
+      p = b.write(subject, 0, 'latin1');
+      this.laidSubject = subject;
+      this.subjectStart = 0;
+      this.subjectEnd = p;
+    }
     if (reply !== null) {
       b[p++] = SPACE;
       this.replyStart = p;
@@ -70,10 +99,6 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     this.sizeEnd = p;
     this.argBuf = b;
     this.size = total;
-    this.payload = headers === null || hdrLen === 0 ? data : Buffer.concat([headers, data]);
-    this.payloadStart = 0;
-    this.payloadEnd = total;
-    return this;
   }
 }
 

@@ -15,7 +15,7 @@ import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
-import { type InternalHandler, Subscription } from './subscription.js';
+import { type InternalHandler, type RangeHandler, Subscription } from './subscription.js';
 import { hasWildcard } from '../subjects/validate.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 import type { ClientListener, SideListener, Transport } from './transport.js';
@@ -486,6 +486,47 @@ export class Server {
     c.subs.set(sid, sub);
     this.subscriptionAdded(sub);
     return sub;
+  }
+
+  /**
+   * An in-process subscription whose handler gets the payload as `buf[start, end)` and
+   * keeps nothing of it after it returns: no view per message (the streaming layer's
+   * publish and ack subjects). Headers, if any, are not passed.
+   */
+  subscribeInternalRange(c: Client, subject: string, handler: RangeHandler): Subscription {
+    const sub = this.subscribeInternal(
+      c,
+      subject,
+      null,
+      (s, r, _h, p) => {
+        handler(s, r, p, 0, p.length);
+      },
+      true,
+    );
+    sub.ranged = handler;
+    return sub;
+  }
+
+  /**
+   * publishInternal of a payload given as `buf[start, end)`, without headers: no view of
+   * it is made (the streaming layer's PubAcks and deliveries).
+   */
+  publishInternalRange(
+    c: Client,
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): number {
+    const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).setRange(
+      subject,
+      reply,
+      buf,
+      start,
+      end,
+    );
+    return this.routeInternal(c, subject, m);
   }
 
   /**

@@ -14,6 +14,18 @@ export type InternalHandler = (
 ) => void;
 
 /**
+ * Receives messages for an in-process subscription as `buf[start, end)`, keeping
+ * nothing of `buf` after it returns (Server.subscribeInternalRange).
+ */
+export type RangeHandler = (
+  subject: string,
+  reply: string | null,
+  buf: Buffer,
+  start: number,
+  end: number,
+) => void;
+
+/**
  * Decides at delivery whether a subscription may receive a message (src/auth:
  * subscribe deny rules under a wider wildcard, allow_responses bookkeeping).
  */
@@ -62,6 +74,8 @@ export class Subscription {
    * view of the read buffer instead of a copy (the streaming layer's publishes and acks).
    */
   borrows = false;
+  /** Set (with `internal`) for a subscription that takes payloads as ranges (RangeHandler). */
+  ranged: RangeHandler | null = null;
   /** An in-process subscription's subject when it has no wildcard (delivery reuses it), else null. */
   literal: string | null = null;
   /** An in-process subscription's last subject and reply strings (delivery reuses them). */

@@ -6,7 +6,13 @@
 import type { Client } from '../server/client.js';
 import type { Server } from '../server/server.js';
 import type { Subscription } from '../server/subscription.js';
-import { asBuffer, type Bus, type BusHandler, type BusSubscription } from './bus.js';
+import {
+  asBuffer,
+  type Bus,
+  type BusHandler,
+  type BusSubscription,
+  type RangeBusHandler,
+} from './bus.js';
 import { nuid } from './nuid.js';
 
 interface PendingRequest {
@@ -58,6 +64,10 @@ export class InternalBus implements Bus {
       },
       borrows,
     );
+    return this.unsubscriber(sub);
+  }
+
+  private unsubscriber(sub: Subscription): BusSubscription {
     const client = this.client;
     return {
       unsubscribe: () => {
@@ -66,8 +76,34 @@ export class InternalBus implements Bus {
     };
   }
 
+  subscribeRange(subject: string, handler: RangeBusHandler): BusSubscription {
+    return this.unsubscriber(this.server.subscribeInternalRange(this.client, subject, handler));
+  }
+
   publish(subject: string, reply: string | null, data: Uint8Array): void {
     this.send(subject, reply, asBuffer(data));
+  }
+
+  publishRange(
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    if (this.closed) return;
+    // A publish made while one of ours is being routed waits its turn (see send()).
+    if (this.depth > 0) {
+      this.queued.push({ subject, reply, data: buf.subarray(start, end) });
+      return;
+    }
+    this.depth++;
+    try {
+      this.server.publishInternalRange(this.client, subject, reply, buf, start, end);
+    } finally {
+      this.depth--;
+    }
+    this.sendQueued();
   }
 
   /** Publishes; returns how many subscriptions received it (0 while queued). */
@@ -84,6 +120,11 @@ export class InternalBus implements Bus {
     } finally {
       this.depth--;
     }
+    this.sendQueued();
+    return n;
+  }
+
+  private sendQueued(): void {
     while (this.depth === 0 && this.queued.length > 0) {
       const q = this.queued.shift()!;
       this.depth++;
@@ -93,7 +134,6 @@ export class InternalBus implements Bus {
         this.depth--;
       }
     }
-    return n;
   }
 
   congested(subject: string): boolean {

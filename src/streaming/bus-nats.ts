@@ -3,7 +3,13 @@
 // 250 ms wait and no reconnect buffer, as the reference's own connections do.
 
 import { connect, type NatsConnection, type Subscription } from 'nats';
-import { asBuffer, type Bus, type BusHandler, type BusSubscription } from './bus.js';
+import {
+  asBuffer,
+  type Bus,
+  type BusHandler,
+  type BusSubscription,
+  type RangeBusHandler,
+} from './bus.js';
 
 /** The URLs of a `-ns` value (a comma-separated list is accepted, as the reference's). */
 export function serverList(urls: string): string[] {
@@ -45,6 +51,22 @@ export class NatsBus implements Bus {
         sub.unsubscribe();
       },
     };
+  }
+
+  subscribeRange(subject: string, handler: RangeBusHandler): BusSubscription {
+    return this.subscribe(subject, (s, r, data) => {
+      handler(s, r, data, 0, data.length);
+    });
+  }
+
+  publishRange(
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    this.publish(subject, reply, buf.subarray(start, end));
   }
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {

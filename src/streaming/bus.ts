@@ -10,6 +10,19 @@
  */
 export type BusHandler = (subject: string, reply: string | null, data: Buffer) => void;
 
+/**
+ * A handler of the hot subjects (publishes, acks): the payload is `buf[start, end)`,
+ * and nothing of `buf` may be kept after it returns. No Buffer view is made per
+ * message for it.
+ */
+export type RangeBusHandler = (
+  subject: string,
+  reply: string | null,
+  buf: Buffer,
+  start: number,
+  end: number,
+) => void;
+
 export interface BusSubscription {
   unsubscribe(): void;
 }
@@ -28,7 +41,20 @@ export interface Bus {
     queue?: string,
     borrows?: boolean,
   ): BusSubscription;
+  /** subscribe() with borrowing, for a handler that takes the payload as a range. */
+  subscribeRange(subject: string, handler: RangeBusHandler): BusSubscription;
   publish(subject: string, reply: string | null, data: Uint8Array): void;
+  /**
+   * publish() of `buf[start, end)`. The bytes must stay as they are afterwards (a TCP
+   * bus may send them later): never reuse the buffer.
+   */
+  publishRange(
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): void;
   /**
    * A request: the first reply's payload, or null on timeout or when nobody is
    * subscribed to `subject` (no responders).

@@ -1,18 +1,26 @@
 // A channel: its store, its subscriptions (plain, durable, queue groups) and the
 // delivery of its messages to them. Sequences and timestamps are assigned here.
 
-import Long from 'long';
-import { nowNanos } from './protocol/int64.js';
+import type Long from 'long';
+import { type Halves, nowNanos, nowNanosInto } from './protocol/int64.js';
 import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
 import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
 import type { Sub } from './subscription.js';
 
-/** Messages sent to one subscription between two looks at its connection's backlog. */
+/**
+ * Messages sent to one subscription between two looks at its connection's backlog.
+ * Counted on the subscription across calls: once MaxInflight is reached each ack
+ * sends one message, and a count per call never reached its check (a catch-up of
+ * 16,384 x 1 KiB in flight then queued past max_pending and was cut off).
+ */
 const CHECK_EVERY = 128;
 /** How long a congested subscriber gets to drain before delivery resumes. */
 const RETRY_MS = 2;
+
+/** Where stamp() reads the clock. */
+const clock: Halves = { low: 0, high: 0 };
 
 /** pb.StartPosition's values. */
 const START = {
@@ -29,8 +37,11 @@ export class Channel {
   /** Durables by `clientID + "-" + durableName`, online or offline. */
   readonly durables = new Map<string, Sub>();
   readonly groups = new Map<string, QueueGroup>();
-  /** Timestamps never go backwards within a channel. */
-  private lastTimestamp: Long = Long.ZERO;
+  /**
+   * The last timestamp given (stamp()), as unsigned halves: timestamps never go
+   * backwards within a channel.
+   */
+  readonly ts: Halves = { low: 0, high: 0 };
   /** New messages were stored since the last delivery pass. */
   dirty = false;
   /** Subscribe requests in progress: they keep max_inactivity from deleting the channel. */
@@ -61,16 +72,16 @@ export class Channel {
     return this.store.msgs.lastSequence + 1;
   }
 
-  /** A timestamp for a new message: now, or the previous one if the clock went back. */
-  timestamp(): Long {
-    const now = nowNanos();
-    const last = this.lastTimestamp;
-    // now < last, on the halves (Long.lessThan subtracts, allocating).
-    if (now.high < last.high || (now.high === last.high && now.low >>> 0 < last.low >>> 0)) {
-      return last;
-    }
-    this.lastTimestamp = now;
-    return now;
+  /**
+   * Sets `ts` to the timestamp of a new message: now, or the previous one if the
+   * clock went back. No Long is made (one per message showed in GC).
+   */
+  stamp(): void {
+    nowNanosInto(clock);
+    const last = this.ts;
+    if (clock.high < last.high || (clock.high === last.high && clock.low < last.low)) return;
+    last.low = clock.low;
+    last.high = clock.high;
   }
 
   /** Subscriptions as serverz/channelsz count them: online, offline durables, members, shadows. */
@@ -115,7 +126,6 @@ export class Channel {
     }
     const msgs = this.store.msgs;
     const now = Date.now();
-    let budget = CHECK_EVERY;
     while (
       !sub.stalled &&
       !sub.offline &&
@@ -124,16 +134,17 @@ export class Channel {
       !sub.starting &&
       sub.lastSent < this.deliverable
     ) {
-      if (--budget === 0) {
-        budget = CHECK_EVERY;
-        if (this.server.bus.congested(sub.inbox)) {
-          this.retryLater(sub);
-          return;
-        }
-      }
+      if (this.mustWait(sub)) return;
       let seq = sub.lastSent + 1;
       // Messages removed by limits are skipped: delivery jumps to the first available.
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      if (msgs.bytesOf !== undefined) {
+        // A memory-held store: its bytes, without a message object or a view.
+        const buf = msgs.bytesOf(seq);
+        if (buf === undefined) sub.lastSent = seq;
+        else sub.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+        continue;
+      }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {
         sub.fetching = true;
@@ -152,19 +163,18 @@ export class Channel {
   sendGroup(g: QueueGroup): void {
     const msgs = this.store.msgs;
     const now = Date.now();
-    let budget = CHECK_EVERY;
     while (g.lastSent < this.deliverable) {
       const member = g.pick();
       if (member === null || member.fetching || member.waiting) return;
-      if (--budget === 0) {
-        budget = CHECK_EVERY;
-        if (this.server.bus.congested(member.inbox)) {
-          this.retryLater(member);
-          return;
-        }
-      }
+      if (this.mustWait(member)) return;
       let seq = g.lastSent + 1;
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
+      if (msgs.bytesOf !== undefined) {
+        const buf = msgs.bytesOf(seq);
+        g.lastSent = seq;
+        if (buf !== undefined) member.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+        continue;
+      }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {
         member.fetching = true;
@@ -180,13 +190,29 @@ export class Channel {
     }
   }
 
+  /**
+   * Every CHECK_EVERY messages to `sub`, a look at its connection: while much output
+   * waits there, delivery pauses (true) and tries again RETRY_MS later.
+   */
+  private mustWait(sub: Sub): boolean {
+    if (++sub.sentSinceCheck < CHECK_EVERY) return false;
+    sub.sentSinceCheck = 0;
+    if (!this.server.bus.congested(sub.inbox)) return false;
+    this.retryLater(sub);
+    return true;
+  }
+
   /** Delivery to a congested subscriber goes on once its output had time to drain. */
   private retryLater(sub: Sub): void {
     if (sub.waiting) return;
     sub.waiting = true;
     setTimeout(() => {
       sub.waiting = false;
-      if (!sub.offline && this.server.channels.get(this.name) === this) this.sendAvailable(sub);
+      if (sub.offline || this.server.channels.get(this.name) !== this) return;
+      // Look again before the first message.
+      sub.sentSinceCheck = CHECK_EVERY - 1;
+      if (sub.group !== null) this.sendGroup(sub.group);
+      else this.sendAvailable(sub);
     }, RETRY_MS);
   }
 

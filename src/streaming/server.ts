@@ -13,7 +13,6 @@ import type { Bus, BusSubscription } from './bus.js';
 import { InternalBus } from './bus-internal.js';
 import { Channel } from './channel.js';
 import { StanClient } from './client.js';
-import { encodePubAckError } from './encode.js';
 import { handleAck } from './handlers/ack.js';
 import { handleConnect } from './handlers/connect.js';
 import { handlePing } from './handlers/ping.js';
@@ -27,7 +26,8 @@ import {
   resolveStreamingOptions,
   validateStreamingOptions,
 } from './options.js';
-import { ConnectRequest, PubAck } from './protocol/index.js';
+import { ConnectRequest } from './protocol/index.js';
+import { PubAckBatch } from './pub-acks.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
@@ -96,8 +96,9 @@ export class StreamingServer {
   outBytes = 0;
 
   // The publish batch of this turn: acks in arrival order, channels with new messages.
-  private ackReplies: string[] = [];
-  private acks: Buffer[] = [];
+  private acks = new PubAckBatch();
+  /** A sent batch, emptied, for the next one. */
+  private spareAcks: PubAckBatch | null = null;
   private dirty: Channel[] = [];
   private batchScheduled = false;
   private batchRunning: Promise<void> | null = null;
@@ -229,8 +230,7 @@ export class StreamingServer {
     this.channels.clear();
     this.lowerNames.clear();
     this.ackInboxes.clear();
-    this.ackReplies = [];
-    this.acks = [];
+    this.acks = new PubAckBatch();
     this.dirty = [];
     (this.store as Partial<{ abandon(): void }>).abandon?.();
     this.logger.debug(`STAN: no longer serving: ${reason}`);
@@ -409,25 +409,15 @@ export class StreamingServer {
   private subscribeAll(): void {
     const bus = this.bus;
     const info = this.info;
-    const on = (
-      subject: string,
-      fn: (reply: string | null, data: Buffer) => void,
-      borrows = false,
-    ): void => {
+    const on = (subject: string, fn: (reply: string | null, data: Buffer) => void): void => {
       this.subs.push(
-        bus.subscribe(
-          subject,
-          (_s, reply, data) => {
-            try {
-              fn(reply, data);
-            } catch (err) {
-              // Never let one bad request take the server down.
-              this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
-            }
-          },
-          undefined,
-          borrows,
-        ),
+        bus.subscribe(subject, (_s, reply, data) => {
+          try {
+            fn(reply, data);
+          } catch (err) {
+            this.requestFailed(subject, err);
+          }
+        }),
       );
     };
     on(info.discovery, (reply, data) => {
@@ -436,13 +426,17 @@ export class StreamingServer {
     on(this.pingSubject, (reply, data) => {
       handlePing(this, reply, data);
     });
-    // The publish handler copies what it stores (writeMsgProto): no copy before it.
-    on(
-      info.publish + '.>',
-      (reply, data) => {
-        handlePublish(this, reply, data);
-      },
-      true,
+    // The publish handler copies what it stores (writeMsgProto): it reads the PubMsg
+    // where it lies, in the connection's read buffer.
+    const pubSubject = info.publish + '.>';
+    this.subs.push(
+      bus.subscribeRange(pubSubject, (_s, reply, buf, start, end) => {
+        try {
+          handlePublish(this, reply, buf, start, end);
+        } catch (err) {
+          this.requestFailed(pubSubject, err);
+        }
+      }),
     );
     on(info.subscribe, (reply, data) => {
       void handleSubscribe(this, reply, data);
@@ -458,17 +452,17 @@ export class StreamingServer {
     });
   }
 
+  // Never let one bad request take the server down.
+  private requestFailed(subject: string, err: unknown): void {
+    this.logger.error(`STAN: Error handling request on ${subject}: ${String(err)}`);
+  }
+
   /** Subscribes to a subscription's ack inbox. */
   listenAcks(sub: Sub): void {
     this.ackInboxes.set(sub.ackInbox, sub);
-    sub.ackSub = this.bus.subscribe(
-      sub.ackInbox,
-      (_s, _r, data) => {
-        handleAck(this, sub, data);
-      },
-      undefined,
-      true,
-    );
+    sub.ackSub = this.bus.subscribeRange(sub.ackInbox, (_s, _r, buf, start, end) => {
+      handleAck(this, sub, buf, start, end);
+    });
   }
 
   stopAcks(sub: Sub): void {
@@ -558,16 +552,23 @@ export class StreamingServer {
 
   // ---- the publish batch -----------------------------------------------------------
 
-  /** Queues a PubAck (encodePubAck/encodePubAckError) and schedules the end-of-turn batch. */
+  /** Queues a PubAck (encodePubAckError) and schedules the end-of-turn batch. */
   queueAck(reply: string | null, ack: Buffer): void {
-    if (reply !== null && reply !== '') {
-      this.ackReplies.push(reply);
-      this.acks.push(ack);
-      // io_batch_size: a full batch goes to the store now, the rest of the turn after.
-      if (this.ackReplies.length >= this.options.ioBatchSize) {
-        this.runBatch();
-        return;
-      }
+    if (reply !== null && reply !== '') this.acks.add(reply, ack);
+    this.queuedAck(reply);
+  }
+
+  /** queueAck() of PubAck{guid}, the guid being `src[start, end)`: the publish path. */
+  queueAckFrom(reply: string | null, src: Buffer, start: number, end: number): void {
+    if (reply !== null && reply !== '') this.acks.addFrom(reply, src, start, end);
+    this.queuedAck(reply);
+  }
+
+  private queuedAck(reply: string | null): void {
+    // io_batch_size: a full batch goes to the store now, the rest of the turn after.
+    if (reply !== null && reply !== '' && this.acks.size >= this.options.ioBatchSize) {
+      this.runBatch();
+      return;
     }
     this.scheduleBatch();
   }
@@ -589,14 +590,13 @@ export class StreamingServer {
     this.batchScheduled = false;
     // One batch at a time, so PubAcks keep arrival order across batches.
     const previous = this.batchRunning ?? Promise.resolve();
-    const replies = this.ackReplies;
     const acks = this.acks;
     const dirty = this.dirty;
-    if (replies.length === 0 && dirty.length === 0) return;
+    if (acks.size === 0 && dirty.length === 0) return;
     // What this batch stored; later publishes wait for their own flush.
     const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
-    this.ackReplies = [];
-    this.acks = [];
+    this.acks = this.spareAcks ?? new PubAckBatch();
+    this.spareAcks = null;
     this.dirty = [];
     // A publish during this batch's flush must mark its channel for the next batch:
     // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
@@ -618,33 +618,22 @@ export class StreamingServer {
             if (this.channels.get(ch.name) === ch) ch.deliverNew();
             else ch.dirty = false;
           }
-          this.sendAcks(replies, acks, null);
+          acks.send(this.bus, null);
+          acks.clear();
+          this.spareAcks = acks;
           return;
         }
         // The writes of this batch may be lost: no PubAck may say otherwise.
         const why = String(failure.err);
         this.logger.error(`STAN: Error flushing the store: ${why}`);
         for (const ch of dirty) ch.dirty = false;
-        this.sendAcks(replies, acks, `stan: store flush failed: ${why}`);
+        acks.send(this.bus, `stan: store flush failed: ${why}`);
       });
     this.batchRunning = run;
     void run.then(() => {
       if (this.batchRunning === run) this.batchRunning = null;
     });
   };
-
-  private sendAcks(replies: string[], acks: Buffer[], failure: string | null) {
-    const bus = this.bus;
-    for (let i = 0; i < replies.length; i++) {
-      let ack = acks[i]!;
-      if (failure !== null) {
-        // What was stored is not durable: a PubAck that said so gets the error instead.
-        const sent = PubAck.decode(ack);
-        if (sent.error === '') ack = encodePubAckError(sent.guid, failure);
-      }
-      bus.publish(replies[i]!, null, ack);
-    }
-  }
 
   // ---- deliveries ---------------------------------------------------------------------
 
@@ -653,6 +642,13 @@ export class StreamingServer {
     this.outMsgs++;
     this.outBytes += bytes.length;
     this.bus.publish(inbox, null, bytes);
+  }
+
+  /** sendMsg() of the MsgProto at `buf[start, end)`. */
+  sendMsgRange(inbox: string, buf: Buffer, start: number, end: number): void {
+    this.outMsgs++;
+    this.outBytes += end - start;
+    this.bus.publishRange(inbox, null, buf, start, end);
   }
 
   redeliverExpired(sub: Sub): void {

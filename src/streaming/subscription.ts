@@ -45,6 +45,8 @@ export class Sub {
   private timerAt = 0;
   /** A message fetch from the store is in progress (stores that read asynchronously). */
   fetching = false;
+  /** Messages sent since its connection's backlog was last looked at (channel.ts mustWait). */
+  sentSinceCheck = 0;
   /** Delivery paused for a congested connection (channel.ts retryLater). */
   waiting = false;
   /**
@@ -97,11 +99,25 @@ export class Sub {
 
   /** First delivery of message `seq`. */
   send(seq: number, msg: StoredMsg, now: number): void {
-    const ch = this.channel;
+    this.sending(seq, now);
+    this.channel.server.sendMsg(this.inbox, msg.encoded);
+    this.sent(now);
+  }
+
+  /** send() of a message held at `buf[start, end)` (a memory store's bytes, no view). */
+  sendRange(seq: number, buf: Buffer, start: number, end: number, now: number): void {
+    this.sending(seq, now);
+    this.channel.server.sendMsgRange(this.inbox, buf, start, end);
+    this.sent(now);
+  }
+
+  private sending(seq: number, now: number): void {
     this.lastSent = seq;
     this.pending.set(seq, now + this.ackWaitMs);
-    ch.store.subs.addPending(this.id, seq);
-    ch.server.sendMsg(this.inbox, msg.encoded);
+    this.channel.store.subs.addPending(this.id, seq);
+  }
+
+  private sent(now: number): void {
     if (this.pending.size >= this.maxInflight) this.stalled = true;
     if (this.timer === null) this.armTimer(now + this.ackWaitMs, now);
   }

@@ -199,6 +199,17 @@ describe('transcripts: reserved prefixes', () => {
       );
     }));
 
+  // nats-server 2.9.10's answer to the same bytes.
+  test('a reply starting with $JS.ACK. and more is a permissions violation; $JS.ACKx. is not', () =>
+    withServer({}, async (s) => {
+      await checkOpen(
+        s.port,
+        C0 + 'SUB foo 1\r\nPUB foo $JS.ACK.x 1\r\na\r\nPUB foo $JS.ACKx.y 1\r\nb\r\nPING\r\n',
+        `-ERR 'Permissions Violation for Publish with Reply of "$JS.ACK.x"'\r\n` +
+          'MSG foo 1 $JS.ACKx.y 1\r\nb\r\nPONG\r\n',
+      );
+    }));
+
   test('publishing to _GR_.x, or with reply _GR_.x, is a permissions violation', () =>
     withServer({}, async (s) => {
       await checkOpen(

@@ -8,13 +8,21 @@ import { ACK_INVALID, ACK_OTHER_CHANNEL, decodeAck } from '../protocol/wire.js';
 import type { StreamingServer } from '../server.js';
 import type { Sub } from '../subscription.js';
 
-/** `data` may be a view of a read buffer: nothing of it is kept past this call. */
-export function handleAck(s: StreamingServer, sub: Sub, data: Buffer): void {
-  const seq = decodeAck(data, sub.channel.nameBytes);
+/** The Ack is `buf[start, end)`, a read buffer: nothing of it is kept past this call. */
+export function handleAck(
+  s: StreamingServer,
+  sub: Sub,
+  buf: Buffer,
+  start: number,
+  end: number,
+): void {
+  const seq = decodeAck(buf, sub.channel.nameBytes, start, end);
   if (seq === ACK_INVALID) return;
   if (seq === ACK_OTHER_CHANNEL) {
     if (s.logger.debugEnabled) {
-      s.logger.debug(`STAN: Ack for unknown channel "${otherChannel(data)}" dropped`);
+      s.logger.debug(
+        `STAN: Ack for unknown channel "${otherChannel(buf.subarray(start, end))}" dropped`,
+      );
     }
     return;
   }

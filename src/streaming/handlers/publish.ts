@@ -3,49 +3,38 @@
 // store, delivers, then sends the PubAcks (server.ts).
 
 import { isChannelNameValid } from '../channel-name.js';
-import { writeMsgProto } from '../protocol/msgproto.js';
+import Long from 'long';
+import { writeMsgProtoRange } from '../protocol/msgproto.js';
 import { PubMsgView } from '../protocol/wire.js';
 import type { Channel } from '../channel.js';
-import { encodePubAckError, encodePubAckFrom } from '../encode.js';
+import { encodePubAckError } from '../encode.js';
 import { Err, type StreamingServer } from '../server.js';
-import type { StoredMsg } from '../store/types.js';
 
 /** One view for every publish: handlers run one at a time and keep nothing of it. */
 const pm = new PubMsgView();
 
-/** `data` may be a view of a read buffer: nothing of it is kept past this call. */
-export function handlePublish(s: StreamingServer, reply: string | null, data: Buffer): void {
-  if (!pm.decode(data)) {
+/** The PubMsg is `buf[start, end)`, a read buffer: nothing of it is kept past this call. */
+export function handlePublish(
+  s: StreamingServer,
+  reply: string | null,
+  buf: Buffer,
+  start: number,
+  end: number,
+): void {
+  if (!pm.decode(buf, start, end)) {
     s.queueAck(reply, encodePubAckError('', Err.invalidPubReq));
     return;
   }
   // Counted once decoded, even when refused below (as the reference).
   s.inMsgs++;
-  s.inBytes += data.length;
+  s.inBytes += end - start;
   if (pm.guidEnd === pm.guidStart || !knownClient(s)) {
     s.queueAck(reply, encodePubAckError(pm.guid(), Err.invalidPubReq));
     return;
   }
   if (!s.serving) return;
   try {
-    const channel = channelOf(s);
-    const seq = channel.nextSequence;
-    const timestamp = channel.timestamp();
-    // Marshaled once: what the store keeps and counts, and what first deliveries send.
-    const msg: StoredMsg = {
-      sequence: seq,
-      timestamp,
-      encoded: writeMsgProto(
-        channel.slabs,
-        seq,
-        timestamp,
-        channel.nameBytes,
-        pm.replyEnd > pm.replyStart ? pm.reply() : '',
-        pm.data,
-      ),
-    };
-    channel.store.msgs.store(msg);
-    s.markDirty(channel);
+    store(channelOf(s));
   } catch (err) {
     s.queueAck(
       reply,
@@ -53,7 +42,42 @@ export function handlePublish(s: StreamingServer, reply: string | null, data: Bu
     );
     return;
   }
-  s.queueAck(reply, encodePubAckFrom(pm.buf, pm.guidStart, pm.guidEnd));
+  s.queueAckFrom(reply, pm.buf, pm.guidStart, pm.guidEnd);
+}
+
+/**
+ * Stores the PubMsg as the channel's next message: marshaled once into the channel's
+ * slabs, which is what the store keeps and counts and what first deliveries send.
+ */
+function store(channel: Channel): void {
+  const seq = channel.nextSequence;
+  channel.stamp();
+  const ts = channel.ts;
+  const slabs = channel.slabs;
+  const size = writeMsgProtoRange(
+    slabs,
+    seq,
+    ts.low,
+    ts.high,
+    channel.nameBytes,
+    pm.replyEnd > pm.replyStart ? pm.reply() : '',
+    pm.buf,
+    pm.dataStart,
+    pm.dataEnd,
+  );
+  const msgs = channel.store.msgs;
+  const buf = slabs.buf;
+  const at = slabs.start;
+  if (msgs.storeRange !== undefined) {
+    msgs.storeRange(seq, ts.low, ts.high, buf, at, at + size);
+  } else {
+    msgs.store({
+      sequence: seq,
+      timestamp: Long.fromBits(ts.low, ts.high),
+      encoded: buf.subarray(at, at + size),
+    });
+  }
+  channel.server.markDirty(channel);
 }
 
 /**

@@ -53,12 +53,27 @@ export function nanosToMillis(ns: Long): number {
  * halves (one allocation) instead of multiplying Longs.
  */
 export function nowNanos(): Long {
+  nowNanosInto(scratch);
+  return Long.fromBits(scratch.low, scratch.high);
+}
+
+/** A 64-bit value as its unsigned 32-bit halves. */
+export interface Halves {
+  low: number;
+  high: number;
+}
+
+const scratch: Halves = { low: 0, high: 0 };
+
+/** nowNanos() into `into`, as unsigned halves: no Long (the publish path). */
+export function nowNanosInto(into: Halves): void {
   const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
   const microsHigh = Math.floor(micros / TWO_32);
   // Below 2^42 and 2^31: both products are exact doubles.
   const lowProduct = (micros - microsHigh * TWO_32) * 1000;
   const carry = Math.floor(lowProduct / TWO_32);
-  return Long.fromBits(lowProduct - carry * TWO_32, microsHigh * 1000 + carry);
+  into.low = lowProduct - carry * TWO_32;
+  into.high = microsHigh * 1000 + carry;
 }
 
 const TWO_32 = 0x1_0000_0000;

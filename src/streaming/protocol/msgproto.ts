@@ -32,8 +32,7 @@ export function encodeMsgProto(
 
 /**
  * encodeMsgProto with the subject already in bytes (a channel keeps its name so),
- * into a buffer from `slabs` (null: a buffer of its own). The hot path: one buffer,
- * no intermediate objects.
+ * into a buffer from `slabs` (null: a buffer of its own).
  */
 export function writeMsgProto(
   slabs: Slabs | null,
@@ -43,18 +42,81 @@ export function writeMsgProto(
   reply: string,
   data: Uint8Array,
 ): Buffer {
-  const replyLen = reply.length === 0 ? 0 : Buffer.byteLength(reply);
-  const dataLen = data.length;
+  const src = Buffer.isBuffer(data)
+    ? data
+    : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const tsLow = timestamp.low >>> 0;
   const tsHigh = timestamp.high >>> 0;
+  const size = msgProtoSize(sequence, tsLow, tsHigh, subject, reply, src.length);
+  const out = slabs !== null ? slabs.alloc(size) : Buffer.allocUnsafe(size);
+  putMsgProto(out, 0, sequence, tsLow, tsHigh, subject, reply, src, 0, src.length);
+  return out;
+}
+
+/**
+ * The publish path's writeMsgProto: the data is `src[srcStart, srcEnd)` (the PubMsg
+ * as read), the timestamp its unsigned 32-bit halves, and the message goes to
+ * `slabs.buf[slabs.start, slabs.start + size)`; returns the size. No object is made.
+ */
+export function writeMsgProtoRange(
+  slabs: Slabs,
+  sequence: number,
+  tsLow: number,
+  tsHigh: number,
+  subject: Buffer,
+  reply: string,
+  src: Buffer,
+  srcStart: number,
+  srcEnd: number,
+): number {
+  const size = msgProtoSize(sequence, tsLow, tsHigh, subject, reply, srcEnd - srcStart);
+  slabs.reserve(size);
+  putMsgProto(
+    slabs.buf,
+    slabs.start,
+    sequence,
+    tsLow,
+    tsHigh,
+    subject,
+    reply,
+    src,
+    srcStart,
+    srcEnd,
+  );
+  return size;
+}
+
+function msgProtoSize(
+  sequence: number,
+  tsLow: number,
+  tsHigh: number,
+  subject: Buffer,
+  reply: string,
+  dataLen: number,
+): number {
+  const replyLen = reply.length === 0 ? 0 : Buffer.byteLength(reply);
   let size = 0;
   if (sequence !== 0) size += 1 + varintSize(sequence);
   if (subject.length > 0) size += 1 + varintSize(subject.length) + subject.length;
   if (replyLen > 0) size += 1 + varintSize(replyLen) + replyLen;
   if (dataLen > 0) size += 1 + varintSize(dataLen) + dataLen;
   if (tsLow !== 0 || tsHigh !== 0) size += 1 + varint64Size(tsLow, tsHigh);
-  const out = slabs !== null ? slabs.alloc(size) : Buffer.allocUnsafe(size);
-  let pos = 0;
+  return size;
+}
+
+/** Writes the fields in number order, empty ones left out, at `out[pos]`. */
+function putMsgProto(
+  out: Buffer,
+  pos: number,
+  sequence: number,
+  tsLow: number,
+  tsHigh: number,
+  subject: Buffer,
+  reply: string,
+  src: Buffer,
+  srcStart: number,
+  srcEnd: number,
+): void {
   if (sequence !== 0) {
     out[pos++] = TAG_SEQUENCE;
     pos = putVarint(out, pos, sequence);
@@ -64,22 +126,21 @@ export function writeMsgProto(
     pos = putVarint(out, pos, subject.length);
     pos = putBytes(out, pos, subject, 0, subject.length);
   }
-  if (replyLen > 0) {
+  if (reply.length > 0) {
+    const replyLen = Buffer.byteLength(reply);
     out[pos++] = TAG_REPLY;
     pos = putVarint(out, pos, replyLen);
     pos += out.write(reply, pos, replyLen, 'utf8');
   }
-  if (dataLen > 0) {
+  if (srcEnd > srcStart) {
     out[pos++] = TAG_DATA;
-    pos = putVarint(out, pos, dataLen);
-    out.set(data, pos);
-    pos += dataLen;
+    pos = putVarint(out, pos, srcEnd - srcStart);
+    pos = putBytes(out, pos, src, srcStart, srcEnd);
   }
   if (tsLow !== 0 || tsHigh !== 0) {
     out[pos++] = TAG_TIMESTAMP;
     putVarint64(out, pos, tsLow, tsHigh);
   }
-  return out;
 }
 
 /** Bytes of a varint for a non-negative safe integer. */

@@ -19,10 +19,26 @@ export class Slabs {
   private slab: Buffer = Buffer.alloc(0);
   private used = 0;
   private nextSize = MIN_SLAB;
+  /** The last reservation: `buf[start, start + n)`. */
+  buf: Buffer = this.slab;
+  start = 0;
 
-  /** `n` bytes, uninitialised. */
+  /** `n` bytes, uninitialised, as a view of their own. */
   alloc(n: number): Buffer {
-    if (n > OWN_ABOVE) return Buffer.allocUnsafeSlow(n);
+    this.reserve(n);
+    return this.buf.subarray(this.start, this.start + n);
+  }
+
+  /**
+   * Reserves `n` uninitialised bytes at `buf[start, start + n)`, without a view (the
+   * publish path: a Buffer view costs as much as writing a small message).
+   */
+  reserve(n: number): void {
+    if (n > OWN_ABOVE) {
+      this.buf = Buffer.allocUnsafeSlow(n);
+      this.start = 0;
+      return;
+    }
     if (this.used + n > this.slab.length) {
       this.slab = Buffer.allocUnsafeSlow(this.nextSize);
       this.used = 0;
@@ -31,6 +47,7 @@ export class Slabs {
     const start = this.used;
     // 8-byte aligned, as Node's pool does.
     this.used = (start + n + 7) & ~7;
-    return this.slab.subarray(start, start + n);
+    this.buf = this.slab;
+    this.start = start;
   }
 }

@@ -42,6 +42,7 @@ export class PubMsgView {
   connIDStart = 0;
   connIDEnd = 0;
 
+  /** The data as a view (the publish path reads `buf[dataStart, dataEnd)` instead). */
   get data(): Buffer {
     return this.buf.subarray(this.dataStart, this.dataEnd);
   }
@@ -82,16 +83,16 @@ export class PubMsgView {
   }
 
   /**
-   * Reads `buf` as a PubMsg; false when it is not one (protobufjs rejects it). The
-   * fields keep referring to `buf`.
+   * Reads `buf[start, end)` (all of it by default) as a PubMsg; false when it is not
+   * one (protobufjs rejects it). The fields keep referring to `buf`.
    */
-  decode(buf: Buffer): boolean {
-    if (this.read(buf, true)) return true;
+  decode(buf: Buffer, start = 0, end = buf.length): boolean {
+    if (this.read(buf, start, end, true)) return true;
     try {
-      const pm = PubMsg.decode(buf);
+      const pm = PubMsg.decode(buf.subarray(start, end));
       // protobufjs took it (valid UTF-8 that is not ASCII, fields above 15, groups):
       // read its bytes again without the ASCII rule, or failing that a canonical copy.
-      if (this.read(buf, false)) return true;
+      if (this.read(buf, start, end, false)) return true;
       const canonical = PubMsg.encode({
         clientID: pm.clientID,
         guid: pm.guid,
@@ -100,13 +101,13 @@ export class PubMsgView {
         data: pm.data,
         connID: pm.connID,
       }).finish();
-      return this.read(Buffer.from(canonical), false);
+      return this.read(Buffer.from(canonical), 0, canonical.length, false);
     } catch {
       return false;
     }
   }
 
-  private read(buf: Buffer, asciiOnly: boolean): boolean {
+  private read(buf: Buffer, from: number, end: number, asciiOnly: boolean): boolean {
     this.buf = buf;
     this.clientIDStart = this.clientIDEnd = 0;
     this.guidStart = this.guidEnd = 0;
@@ -114,8 +115,7 @@ export class PubMsgView {
     this.replyStart = this.replyEnd = 0;
     this.dataStart = this.dataEnd = 0;
     this.connIDStart = this.connIDEnd = 0;
-    const end = buf.length;
-    let pos = 0;
+    let pos = from;
     while (pos < end) {
       const tag = buf[pos++]!;
       // Tags above one byte are field numbers above 15: none is known here.
@@ -208,12 +208,17 @@ export const ACK_OTHER_CHANNEL = -2;
  * unset), ACK_OTHER_CHANNEL when Ack.subject names another channel, ACK_INVALID when
  * it is no Ack.
  */
-export function decodeAck(buf: Buffer, channel: Buffer): number {
-  const fast = decodeAckFast(buf, channel);
+export function decodeAck(
+  buf: Buffer,
+  channel: Buffer,
+  start = 0,
+  end: number = buf.length,
+): number {
+  const fast = decodeAckFast(buf, start, end, channel);
   if (fast !== SLOW) return fast;
   let ack: Ack;
   try {
-    ack = Ack.decode(buf);
+    ack = Ack.decode(buf.subarray(start, end));
   } catch {
     return ACK_INVALID;
   }
@@ -223,9 +228,8 @@ export function decodeAck(buf: Buffer, channel: Buffer): number {
 
 const SLOW = -3;
 
-function decodeAckFast(buf: Buffer, channel: Buffer): number {
-  const end = buf.length;
-  let pos = 0;
+function decodeAckFast(buf: Buffer, start: number, end: number, channel: Buffer): number {
+  let pos = start;
   let seq = 0;
   // Subject unset means '': another channel (a channel name is never empty).
   let sameChannel = false;

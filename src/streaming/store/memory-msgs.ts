@@ -38,8 +38,14 @@ class HeldMsg implements StoredMsg {
 }
 
 export class MemoryMsgStore extends MsgStoreBase {
-  // Message `first + k` is in slot (head + k) & mask of every column.
-  private buffers: (ArrayBufferLike | undefined)[] = [];
+  // Message `first + k` is in slot (head + k) & mask of every column. A message's
+  // buffer is the slab it was written into (shared by many), or a Buffer over the
+  // whole ArrayBuffer of a message stored as a view; its offset is within that buffer.
+  // The column holds the buffer's number in `held buffers`, not the buffer: a column
+  // of a million references is what every full collection traced (a tenth of the
+  // server's time under stan-pub at the default limits), a typed array is not traced.
+  private bufferIds = new Int32Array(0);
+  private readonly heldBuffers = new HeldBuffers();
   private offsets = new Float64Array(0);
   private lengths = new Int32Array(0);
   private tsLow = new Int32Array(0);
@@ -56,35 +62,96 @@ export class MemoryMsgStore extends MsgStoreBase {
     super(channel, limits, ctx.isClosed, ctx.warn);
   }
 
+  /** Whole-ArrayBuffer Buffers by their ArrayBuffer, for store(): the last one made. */
+  private lastArrayBuffer: ArrayBufferLike | null = null;
+  private lastWhole: Buffer | null = null;
+  /** Where bytesOf() found its message. */
+  rangeStart = 0;
+  rangeEnd = 0;
+
   store(msg: StoredMsg): boolean {
+    const encoded = msg.encoded;
+    const ab = encoded.buffer;
+    // Keeping the view would keep an object per message alive; messages encoded one
+    // after the other mostly share an ArrayBuffer (Node's pool, a slab).
+    if (ab !== this.lastArrayBuffer) {
+      this.lastArrayBuffer = ab;
+      this.lastWhole = Buffer.from(ab);
+    }
+    const ts = msg.timestamp;
+    return this.put(
+      msg.sequence,
+      ts.low,
+      ts.high,
+      this.lastWhole!,
+      encoded.byteOffset,
+      encoded.byteOffset + encoded.length,
+    );
+  }
+
+  storeRange(
+    sequence: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
+    // A subclass that does more on store() (the clustered store replicates) gets it.
+    if (this.store !== MemoryMsgStore.prototype.store) {
+      return this.store({
+        sequence,
+        timestamp: Long.fromBits(tsLow, tsHigh),
+        encoded: buf.subarray(start, end),
+      });
+    }
+    return this.put(sequence, tsLow, tsHigh, buf, start, end);
+  }
+
+  private put(
+    seq: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
     this.checkOpen();
-    const seq = msg.sequence;
     if (!this.isNewSequence(seq)) return false;
     if (this.startsOver(seq)) this.clear();
     if (this.held === this.mask + 1) this.resize(Math.max(MIN_CAPACITY, this.held * 2));
     const slot = (this.head + this.held) & this.mask;
-    const encoded = msg.encoded;
-    this.buffers[slot] = encoded.buffer;
-    this.offsets[slot] = encoded.byteOffset;
-    this.lengths[slot] = encoded.length;
-    this.tsLow[slot] = msg.timestamp.low;
-    this.tsHigh[slot] = msg.timestamp.high;
+    this.bufferIds[slot] = this.heldBuffers.add(buf);
+    this.offsets[slot] = start;
+    this.lengths[slot] = end - start;
+    this.tsLow[slot] = tsLow;
+    this.tsHigh[slot] = tsHigh;
     this.held++;
     // After the columns: added() may drop the oldest to keep the limits.
-    this.added(seq, encoded.length);
+    this.added(seq, end - start);
     this.ctx.onStored?.();
     return true;
   }
 
   lookup(sequence: number): StoredMsg | undefined {
-    if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
+    const buf = this.bytesOf(sequence);
+    if (buf === undefined) return undefined;
     const slot = (this.head + (sequence - this.first)) & this.mask;
     return new HeldMsg(
       sequence,
-      Buffer.from(this.buffers[slot]!, this.offsets[slot], this.lengths[slot]),
+      buf.subarray(this.rangeStart, this.rangeEnd),
       this.tsLow[slot]!,
       this.tsHigh[slot]!,
     );
+  }
+
+  bytesOf(sequence: number): Buffer | undefined {
+    if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
+    const slot = (this.head + (sequence - this.first)) & this.mask;
+    const start = this.offsets[slot]!;
+    this.rangeStart = start;
+    this.rangeEnd = start + this.lengths[slot]!;
+    return this.heldBuffers.get(this.bufferIds[slot]!);
   }
 
   empty(): void {
@@ -113,7 +180,7 @@ export class MemoryMsgStore extends MsgStoreBase {
   // Dropping a message moves first_seq; once all are gone first = last + 1.
   protected dropOldest(): void {
     const slot = this.head;
-    this.buffers[slot] = undefined;
+    this.heldBuffers.release(this.bufferIds[slot]!);
     this.size -= this.lengths[slot]!;
     this.head = (slot + 1) & this.mask;
     this.held--;
@@ -136,20 +203,20 @@ export class MemoryMsgStore extends MsgStoreBase {
 
   /** `capacity` slots (a power of two), the messages held moved to the front in order. */
   private resize(capacity: number): void {
-    const buffers = new Array<ArrayBufferLike | undefined>(capacity);
+    const bufferIds = new Int32Array(capacity);
     const offsets = new Float64Array(capacity);
     const lengths = new Int32Array(capacity);
     const tsLow = new Int32Array(capacity);
     const tsHigh = new Int32Array(capacity);
     for (let k = 0; k < this.held; k++) {
       const slot = (this.head + k) & this.mask;
-      buffers[k] = this.buffers[slot];
+      bufferIds[k] = this.bufferIds[slot]!;
       offsets[k] = this.offsets[slot]!;
       lengths[k] = this.lengths[slot]!;
       tsLow[k] = this.tsLow[slot]!;
       tsHigh[k] = this.tsHigh[slot]!;
     }
-    this.buffers = buffers;
+    this.bufferIds = bufferIds;
     this.offsets = offsets;
     this.lengths = lengths;
     this.tsLow = tsLow;
@@ -159,7 +226,8 @@ export class MemoryMsgStore extends MsgStoreBase {
   }
 
   private clear(): void {
-    this.buffers = [];
+    this.bufferIds = new Int32Array(0);
+    this.heldBuffers.clear();
     this.offsets = new Float64Array(0);
     this.lengths = new Int32Array(0);
     this.tsLow = new Int32Array(0);
@@ -167,5 +235,53 @@ export class MemoryMsgStore extends MsgStoreBase {
     this.mask = -1;
     this.head = 0;
     this.held = 0;
+  }
+}
+
+/**
+ * The buffers messages are held in, by number, each with the count of messages in it:
+ * a buffer is let go when its last message is dropped. Messages arrive in runs that
+ * share a buffer (a slab), so the last one added is compared first.
+ */
+class HeldBuffers {
+  private buffers: (Buffer | undefined)[] = [];
+  private counts: number[] = [];
+  private readonly free: number[] = [];
+  private last: Buffer | undefined = undefined;
+  private lastId = -1;
+
+  add(buf: Buffer): number {
+    let id = this.lastId;
+    if (buf !== this.last) {
+      id = this.free.length > 0 ? this.free.pop()! : this.buffers.length;
+      this.buffers[id] = buf;
+      this.counts[id] = 0;
+      this.last = buf;
+      this.lastId = id;
+    }
+    this.counts[id]!++;
+    return id;
+  }
+
+  get(id: number): Buffer | undefined {
+    return this.buffers[id];
+  }
+
+  release(id: number): void {
+    if (--this.counts[id]! > 0) return;
+    this.buffers[id] = undefined;
+    this.free.push(id);
+    if (id === this.lastId) {
+      this.last = undefined;
+      this.lastId = -1;
+    }
+  }
+
+  clear(): void {
+    this.buffers = [];
+    this.counts = [];
+    this.free.length = 0;
+    this.last = undefined;
+    this.lastId = -1;
   }
 }

@@ -2,8 +2,10 @@
 //
 // The reference's memory store keeps only a count here (the server has the state);
 // this one keeps records and pending sequences too, so that every store answers the
-// same reads and one conformance suite checks them all. The cost is a Set add and
-// delete per delivered message.
+// same reads and one conformance suite checks them all. The cost is an add and a
+// delete per delivered message, in a SeqSet (a sliding window of bits, as the FILE
+// store's): a JS Set under that churn cost some 350 ns per message.
+import { SeqSet } from './seq-set.js';
 import { SubStoreBase, type Mutable, type SubEntry } from './sub-store-base.js';
 import type { SubInit, SubRecord } from './types.js';
 
@@ -44,6 +46,6 @@ export class MemorySubStore extends SubStoreBase<SubEntry> {
   }
 
   protected newEntry(record: Mutable<SubRecord>): SubEntry {
-    return { record, pending: new Set() };
+    return { record, pending: new SeqSet() };
   }
 }

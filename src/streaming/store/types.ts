@@ -110,6 +110,27 @@ export interface MsgStore {
   sequenceFromTimestamp(timestamp: Long): MaybePromise<number>;
   /** Drops every message; first and last sequences go back to 0. */
   empty(): void;
+  /**
+   * Optional, for stores that hold every message in memory (the hot paths use it when
+   * present): store() of the message marshaled at `buf[start, end)`, its timestamp given
+   * as unsigned 32-bit halves, without a StoredMsg. The bytes are kept as given.
+   */
+  storeRange?(
+    sequence: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean;
+  /**
+   * Optional, with storeRange: lookup() without a StoredMsg. The buffer holding message
+   * `sequence`, which is `buf[rangeStart, rangeEnd)`, or undefined if it is not stored.
+   */
+  bytesOf?(sequence: number): Buffer | undefined;
+  /** Where the message of the last bytesOf() is in its buffer. */
+  readonly rangeStart?: number;
+  readonly rangeEnd?: number;
 }
 
 export interface SubStore {
