@@ -2,6 +2,7 @@
 // free loopback port, the same client (nats v2) driving both, scenarios interleaved.
 // Not a test. Run after a build:
 //
+//   WB_ROOT=/tmp/other-build SIDES=wb SCALE=10 node dist/bench/jetstream-compare.js
 //   node dist/bench/jetstream-compare.js
 //   ONLY=pull STORAGE=file ROUNDS=5 node dist/bench/jetstream-compare.js
 //   WB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" ONLY=... node dist/bench/...
@@ -24,12 +25,17 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AckPolicy, connect, createInbox, type NatsConnection } from 'nats';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
+/** WB_ROOT=<checkout> runs another build's bin/wirebus as the wirebus side (before/after). */
+const ROOT = process.env.WB_ROOT ?? resolve(import.meta.dirname, '..', '..');
 const ROUNDS = Number(process.env.ROUNDS ?? '3');
 /** ONLY=<text> runs the scenarios whose name holds it; STORAGE=memory|file one storage. */
 const ONLY = process.env.ONLY ?? '';
 const STORAGES = (process.env.STORAGE ?? 'memory,file').split(',') as Storage[];
 const WB_NODE_ARGS = (process.env.WB_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** SCALE=10 runs ten times the messages of each scenario (for profiles long enough to read). */
+const SCALE = Number(process.env.SCALE ?? '1');
+/** SIDES=wb runs wirebus alone (a profile without the reference's runs in between). */
+const SIDES = (process.env.SIDES ?? 'ref,wb').split(',') as Kind[];
 
 type Storage = 'memory' | 'file';
 type Kind = 'ref' | 'wb';
@@ -245,15 +251,20 @@ function kvLatency(op: 'put' | 'get', n: number): Scenario {
 }
 
 const SCENARIOS: [string, string, Scenario, 'higher' | 'lower'][] = [
-  ['acked pub async 128B', 'msgs/s', asyncPublish(128, 50_000), 'higher'],
-  ['acked pub async 1KiB', 'msgs/s', asyncPublish(1024, 30_000), 'higher'],
-  ['acked pub sync 128B', 'msgs/s', syncPublish(128, 3_000), 'higher'],
-  ['acked pub sync 1KiB', 'msgs/s', syncPublish(1024, 3_000), 'higher'],
-  ['pull consume 128B (ack none)', 'msgs/s', pullConsume(50_000, AckPolicy.None), 'higher'],
-  ['pull consume 128B (ack explicit)', 'msgs/s', pullConsume(30_000, AckPolicy.Explicit), 'higher'],
-  ['push consume 128B (ack none)', 'msgs/s', pushConsume(50_000), 'higher'],
-  ['KV put', 'µs/op', kvLatency('put', 2_000), 'lower'],
-  ['KV get', 'µs/op', kvLatency('get', 2_000), 'lower'],
+  ['acked pub async 128B', 'msgs/s', asyncPublish(128, 50_000 * SCALE), 'higher'],
+  ['acked pub async 1KiB', 'msgs/s', asyncPublish(1024, 30_000 * SCALE), 'higher'],
+  ['acked pub sync 128B', 'msgs/s', syncPublish(128, 3_000 * SCALE), 'higher'],
+  ['acked pub sync 1KiB', 'msgs/s', syncPublish(1024, 3_000 * SCALE), 'higher'],
+  ['pull consume 128B (ack none)', 'msgs/s', pullConsume(50_000 * SCALE, AckPolicy.None), 'higher'],
+  [
+    'pull consume 128B (ack explicit)',
+    'msgs/s',
+    pullConsume(30_000 * SCALE, AckPolicy.Explicit),
+    'higher',
+  ],
+  ['push consume 128B (ack none)', 'msgs/s', pushConsume(50_000 * SCALE), 'higher'],
+  ['KV put', 'µs/op', kvLatency('put', 2_000 * SCALE), 'lower'],
+  ['KV get', 'µs/op', kvLatency('get', 2_000 * SCALE), 'lower'],
 ];
 
 interface Outcome {
@@ -262,6 +273,7 @@ interface Outcome {
 }
 
 async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
+  if (!SIDES.includes(kind)) return { figure: NaN, cpuPerOp: NaN };
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
   const cpu = new CpuProbe(s.child.pid!);

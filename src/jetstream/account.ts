@@ -186,6 +186,10 @@ export class JsAccount implements StreamHost {
     this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
   }
 
+  flushOutput(): void {
+    this.js.server.flushPending();
+  }
+
   /** A line of the server's log at its info level, as the reference's Noticef. */
   notice(text: string): void {
     this.js.server.logger.info(text);

@@ -7,7 +7,11 @@ const CRLF = '\r\n';
 /** The value of `key` (exact case, as the reference's getHeader) or '' when absent. */
 export function headerValue(hdr: Buffer | null, key: string): string {
   if (hdr === null || hdr.length === 0) return '';
-  const text = hdr.toString('latin1');
+  return headerValueIn(hdr.toString('latin1'), key);
+}
+
+/** headerValue on a header block already made a (latin1) string: one conversion for many keys. */
+export function headerValueIn(text: string, key: string): string {
   const needle = CRLF + key + ':';
   const i = text.indexOf(needle);
   if (i < 0) return '';

@@ -7,7 +7,8 @@ import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
-import { headerValue, setHeader } from './headers.js';
+import { headerValueIn, setHeader } from './headers.js';
+import { PubAckWriter } from './pub-ack.js';
 import {
   republishSubject,
   storeConfigOf,
@@ -57,6 +58,11 @@ export interface StreamHost {
   awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   advisory(subject: string, body: Record<string, unknown>): void;
+  /**
+   * Writes the connections' pending output now (as the end of a read does): for PubAcks
+   * sent from a durability callback, which would otherwise wait for the next turn.
+   */
+  flushOutput(): void;
   warn(text: string): void;
   /** Account-wide limits on stored bytes; true when one more message would pass them. */
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean;
@@ -82,8 +88,9 @@ interface Dedupe {
   ts: number;
 }
 
-const PUB_ACK_DUPLICATE = ',"duplicate": true}';
 const NATS_MSG_ID = 'Nats-Msg-Id';
+/** Every header the publish path reads starts so (their case is exact, as the reference's). */
+const NATS_HEADERS = Buffer.from('\r\nNats-');
 const MAX_HEADER = 65535;
 
 export class Stream {
@@ -92,16 +99,16 @@ export class Stream {
   readonly created: number;
   readonly consumers = new Map<string, StreamConsumer>();
   private subs: Subscription[] = [];
-  /** `{"stream":"NAME", "seq":` as the reference writes it. */
-  private pubAckPrefix: string;
+  /** The PubAck bodies, `{"stream":"NAME", "seq":N}` as the reference writes them. */
+  private readonly pubAcks: PubAckWriter;
   private lastSeq: number;
   private lastMsgId = '';
   private readonly dedupe = new Map<string, Dedupe>();
   private readonly dedupeOrder: string[] = [];
   private dedupeHead = 0;
-  /** Acks waiting for the store's durability: reply subjects and their bodies. */
+  /** Acks waiting for the store's durability: reply subjects and their sequences. */
   private ackReplies: string[] = [];
-  private ackBodies: string[] = [];
+  private ackSeqs: number[] = [];
   private durableWait = false;
   /** How many of the queued acks the store's current durability wait covers. */
   private ackCovered = 0;
@@ -116,7 +123,7 @@ export class Stream {
     this.cfg = cfg;
     this.store = store;
     this.created = created;
-    this.pubAckPrefix = pubAckPrefix(cfg.name, host.domain);
+    this.pubAcks = new PubAckWriter(cfg.name, host.domain);
     this.lastSeq = store.state().lastSeq;
     store.registerStorageUpdates(this.onStorageUpdate);
   }
@@ -128,9 +135,9 @@ export class Stream {
   /** Subscribes to the stream's subjects: from now on published messages are stored. */
   start(): void {
     for (const subject of this.cfg.subjects) {
-      // A file store copies each message into its write buffer and keeps no reference:
-      // it can read the publisher's bytes in place. A memory store keeps the buffers.
-      this.subs.push(this.host.subscribe(subject, this.onMessage, this.store.type === 'file'));
+      // Stores copy what they keep (into a file's write buffer, a memory store's slab):
+      // they read the publisher's bytes in place, with no copy made for them before.
+      this.subs.push(this.host.subscribe(subject, this.onMessage, true));
     }
   }
 
@@ -144,8 +151,8 @@ export class Stream {
   };
 
   /**
-   * A published message (nats-server's processJetStreamMsg). For a file stream `hdr` and
-   * `data` are borrowed (see start()): nothing here may keep them past the call.
+   * A published message (nats-server's processJetStreamMsg). `hdr` and `data` are
+   * borrowed (see start()): nothing here may keep them past the call.
    */
   processMsg(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): void {
     if (this.closed) return;
@@ -157,27 +164,23 @@ export class Stream {
     }
     let msgId = '';
     let rollup = '';
-    if (hdr !== null && hdr.length > 0) {
-      const expectedStream = headerValue(hdr, 'Nats-Expected-Stream');
+    // The header block becomes a string once, and only when it holds a header read here.
+    if (hdr !== null && hdr.length > 0 && hdr.indexOf(NATS_HEADERS) >= 0) {
+      const hdrText = hdr.toString('latin1');
+      const expectedStream = headerValueIn(hdrText, 'Nats-Expected-Stream');
       if (expectedStream !== '' && expectedStream !== cfg.name) {
         if (canRespond) this.respondError(reply, JsErr.streamNotMatch());
         return;
       }
-      msgId = headerValue(hdr, NATS_MSG_ID);
+      msgId = headerValueIn(hdrText, NATS_MSG_ID);
       if (msgId !== '') {
         const dde = this.checkMsgId(msgId);
         if (dde !== undefined) {
-          if (canRespond)
-            this.host.publish(
-              reply,
-              null,
-              null,
-              Buffer.from(this.pubAckPrefix + String(dde.seq) + PUB_ACK_DUPLICATE),
-            );
+          if (canRespond) this.host.publish(reply, null, null, this.pubAcks.duplicate(dde.seq));
           return;
         }
       }
-      const lssText = headerValue(hdr, 'Nats-Expected-Last-Subject-Sequence');
+      const lssText = headerValueIn(hdrText, 'Nats-Expected-Last-Subject-Sequence');
       if (lssText !== '') {
         const expected = parseSeq(lssText);
         const last = this.store.loadLastMsg(subject);
@@ -187,7 +190,7 @@ export class Stream {
           return;
         }
       }
-      const lsText = headerValue(hdr, 'Nats-Expected-Last-Sequence');
+      const lsText = headerValueIn(hdrText, 'Nats-Expected-Last-Sequence');
       if (lsText !== '') {
         const expected = parseSeq(lsText);
         if (expected === null || expected !== this.lastSeq) {
@@ -195,12 +198,12 @@ export class Stream {
           return;
         }
       }
-      const lastId = headerValue(hdr, 'Nats-Expected-Last-Msg-Id');
+      const lastId = headerValueIn(hdrText, 'Nats-Expected-Last-Msg-Id');
       if (lastId !== '' && lastId !== this.lastMsgId) {
         if (canRespond) this.respondError(reply, JsErr.streamWrongLastMsgId(this.lastMsgId));
         return;
       }
-      rollup = headerValue(hdr, 'Nats-Rollup');
+      rollup = headerValueIn(hdrText, 'Nats-Rollup');
       if (rollup !== '') {
         if (!cfg.allowRollup || cfg.denyPurge) {
           if (canRespond)
@@ -229,7 +232,7 @@ export class Stream {
       this.lastSeq = this.store.skipMsg();
       this.lastMsgId = msgId;
       if (msgId !== '') this.storeMsgId(msgId, this.lastSeq, ts);
-      if (canRespond) this.queueAck(reply, this.pubAckPrefix + String(this.lastSeq) + '}');
+      if (canRespond) this.queueAck(reply, this.lastSeq);
       return;
     }
     // Republish needs the subject's previous sequence before this one is stored.
@@ -256,7 +259,7 @@ export class Stream {
     if (rollup === 'sub') this.purgeEx(subject, 0, 1);
     else if (rollup === 'all') this.purgeEx('', 0, 1);
     if (rpSubject !== '') this.republish(rpSubject, subject, seq, rpLast, hdr, data);
-    if (canRespond) this.queueAck(reply, this.pubAckPrefix + String(seq) + '}');
+    if (canRespond) this.queueAck(reply, seq);
     if (this.consumers.size > 0) {
       for (const c of this.consumers.values()) c.signal(seq, subject);
     }
@@ -288,14 +291,14 @@ export class Stream {
   }
 
   /** A PubAck goes out once the store says everything stored so far is durable. */
-  private queueAck(reply: string, body: string): void {
+  private queueAck(reply: string, seq: number): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
     if (this.store.type === 'memory') {
-      this.host.publish(reply, null, null, Buffer.from(body));
+      this.host.publish(reply, null, null, this.pubAcks.ack(seq));
       return;
     }
     this.ackReplies.push(reply);
-    this.ackBodies.push(body);
+    this.ackSeqs.push(seq);
     if (this.durableWait) return;
     this.durableWait = true;
     // After this turn's other publishes, so that one wait covers them all.
@@ -310,22 +313,32 @@ export class Stream {
 
   private readonly acksDurable = (err?: Error): void => {
     const n = this.ackCovered;
-    const replies = this.ackReplies.splice(0, n);
-    const bodies = this.ackBodies.splice(0, n);
-    for (let i = 0; i < n; i++) {
-      const body =
-        err === undefined
-          ? bodies[i]!
-          : JSON.stringify({
+    const replies = this.ackReplies;
+    const seqs = this.ackSeqs;
+    const failed =
+      err === undefined
+        ? null
+        : Buffer.from(
+            JSON.stringify({
               error: JsErr.streamStoreFailed(err.message),
               stream: this.cfg.name,
               seq: 0,
-            });
-      this.host.publish(replies[i]!, null, null, Buffer.from(body));
+            }),
+          );
+    for (let i = 0; i < n; i++) {
+      this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
     }
+    this.host.flushOutput();
     // Messages stored while the write was under way were not in it: they wait again.
-    if (this.ackReplies.length > 0) this.waitDurable();
-    else this.durableWait = false;
+    if (replies.length === n) {
+      replies.length = 0;
+      seqs.length = 0;
+      this.durableWait = false;
+    } else {
+      replies.splice(0, n);
+      seqs.splice(0, n);
+      this.waitDurable();
+    }
   };
 
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
@@ -388,7 +401,7 @@ export class Stream {
   update(cfg: StreamConfig): void {
     const oldSubjects = this.cfg.subjects.join('\n');
     this.cfg = cfg;
-    this.pubAckPrefix = pubAckPrefix(cfg.name, this.host.domain);
+    this.pubAcks.rename(cfg.name, this.host.domain);
     this.store.updateConfig(storeConfigOf(cfg));
     if (cfg.subjects.join('\n') !== oldSubjects) {
       for (const sub of this.subs) this.host.unsubscribe(sub);
@@ -442,14 +455,6 @@ export class Stream {
 }
 
 export const EMPTY = Buffer.alloc(0);
-
-/** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */
-function pubAckPrefix(stream: string, domain: string): string {
-  const name = JSON.stringify(stream);
-  return domain === ''
-    ? `{"stream":${name}, "seq":`
-    : `{"stream":${name}, "domain":${JSON.stringify(domain)}, "seq":`;
-}
 
 function parseSeq(text: string): number | null {
   if (!/^\d+$/.test(text)) return null;

@@ -39,5 +39,8 @@ function formatRfc3339Nano(ns: number): string {
  * from the process's time origin, without a BigInt per call.
  */
 export function nowNs(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1e6);
+  return Math.round((TIME_ORIGIN + performance.now()) * 1e6);
 }
+
+/** performance.timeOrigin is a getter: read once. */
+const TIME_ORIGIN = performance.timeOrigin;

@@ -7,16 +7,21 @@
 // fdatasync, before the callbacks of onDurable() run (the engine's PubAcks). Rounds
 // never overlap: whatever is stored while one is on its way goes into the next.
 // Without `always`, written means handed to the OS (a kill -9 loses nothing written)
-// and a timer fsyncs every file written since its last run (sync_interval).
+// and a timer fsyncs every file written since its last run (sync_interval). Such a
+// round writes on the event loop itself (writevSync into the page cache, as the
+// reference's publishing goroutine writes each message in place): a hand-off to the
+// thread pool cost more than the write, in wake-ups and promises, on every turn.
 import {
   closeSync,
   fdatasync,
   fsyncSync,
   ftruncate,
+  ftruncateSync,
   openSync,
   readSync,
   unlink,
   writev,
+  writevSync,
   write,
   writeSync,
   constants,
@@ -432,12 +437,35 @@ export class FileIo {
   private schedule(): void {
     if (this.scheduled || this.running !== undefined) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      // With nothing to do, loop() would settle (and clear `running`) before the assignment,
-      // leaving a settled promise there for ever: no round would start again.
-      if (this.running === undefined && this.hasWork()) this.running = this.loop();
-    });
+    setImmediate(this.startRound);
+  }
+
+  private readonly startRound = (): void => {
+    this.scheduled = false;
+    if (this.running !== undefined) return;
+    // Without `always` and without tasks a round is synchronous: written, and its
+    // waiters called, before this returns.
+    if (!this.options.syncAlways && this.tasks.length === 0 && this.failure === undefined) {
+      this.roundNow();
+    }
+    // With nothing to do, loop() would settle (and clear `running`) before the assignment,
+    // leaving a settled promise there for ever: no round would start again.
+    if (this.hasWork()) this.running = this.loop();
+  };
+
+  /** A round written on the event loop (no `always`, no tasks). */
+  private roundNow(): void {
+    for (const h of this.hooks) h.prepareRound();
+    this.hooks.clear();
+    const gen = this.appended;
+    const files = this.dirty;
+    this.dirty = [];
+    try {
+      for (const f of files) this.writeFileNow(f);
+    } catch (err) {
+      this.fail(err);
+    }
+    this.settle(gen);
   }
 
   /** Resolves when no round is running or due. */
@@ -476,15 +504,28 @@ export class FileIo {
     this.tasks = [];
     try {
       if (this.failure === undefined) {
-        await Promise.all(files.map((f) => this.writeFile(f)));
-        if (this.options.syncAlways) this.syncDirs();
+        if (this.options.syncAlways) {
+          await Promise.all(files.map((f) => this.writeFile(f)));
+          this.syncDirs();
+        } else {
+          for (const f of files) this.writeFileNow(f);
+        }
         for (const t of tasks) await t();
       }
     } catch (err) {
-      this.failure = new Error(
-        `file store: write failed, store stopped: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      this.fail(err);
     }
+    this.settle(gen);
+  }
+
+  private fail(err: unknown): void {
+    this.failure = new Error(
+      `file store: write failed, store stopped: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+
+  /** Everything appended before `gen` is written: calls the waiters it covers. */
+  private settle(gen: number): void {
     this.durable = gen;
     const ready = this.waiters;
     let keep: Waiter[] = [];
@@ -496,6 +537,34 @@ export class FileIo {
     }
     this.waiters = keep;
     for (const w of ready) w.done(this.failure);
+  }
+
+  /** writeFile without `always`, on the event loop: the bytes are handed to the OS now. */
+  private writeFileNow(f: LogFile): void {
+    if (f.dead) {
+      f.take();
+      return;
+    }
+    const { bufs, patches, cutTo } = f.take();
+    const fd = this.open(f);
+    let pos = f.written;
+    let left = bufs;
+    while (left.length > 0) {
+      const w = writevSync(fd, left, pos);
+      pos += w;
+      f.wrote(w);
+      left = advance(left, w);
+    }
+    for (const p of patches) {
+      let at = 0;
+      while (at < p.buf.length) at += writeSync(fd, p.buf, at, p.buf.length - at, p.pos + at);
+    }
+    if (cutTo >= 0) ftruncateSync(fd, cutTo);
+    if (bufs.length > 0 || patches.length > 0 || cutTo >= 0) this.unsynced.add(f);
+    if (f.isNew) {
+      f.isNew = false;
+      this.dirsToSync.add(dirname(f.path));
+    }
   }
 
   private async writeFile(f: LogFile): Promise<void> {

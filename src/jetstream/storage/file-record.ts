@@ -12,6 +12,7 @@
 //   data
 //   u32 CRC32 of everything before it, u32 length again (a reader can walk backwards)
 import { crc32 } from 'node:zlib';
+import { IEEE } from '../../streaming/store/file-record.js';
 
 export const BLOCK_MAGIC = 0x534a4257; // "WBJS"
 export const DELETES_MAGIC = 0x444a4257; // "WBJD"
@@ -60,10 +61,21 @@ export function headerProblem(b: Buffer, magic: number): string | undefined {
   return undefined;
 }
 
+/**
+ * A little-endian u32 by plain byte stores: the write side runs per message, and
+ * Buffer#writeUInt32LE's checks cost as much again (and as much again to compile).
+ */
+function u32(b: Buffer, pos: number, v: number): void {
+  b[pos] = v;
+  b[pos + 1] = v >>> 8;
+  b[pos + 2] = v >>> 16;
+  b[pos + 3] = v >>> 24;
+}
+
 export function putU64(b: Buffer, pos: number, v: number): void {
   const high = Math.floor(v / TWO_32);
-  b.writeUInt32LE(v - high * TWO_32, pos);
-  b.writeUInt32LE(high, pos + 4);
+  u32(b, pos, v - high * TWO_32);
+  u32(b, pos + 4, high);
 }
 
 export function getU64(b: Buffer, pos: number): number {
@@ -73,8 +85,8 @@ export function getU64(b: Buffer, pos: number): number {
 /** Writes a timestamp (ns, a double) as an int64. */
 function putTs(b: Buffer, pos: number, ts: number): void {
   const high = Math.floor(ts / TWO_32);
-  b.writeUInt32LE(ts - high * TWO_32, pos);
-  b.writeInt32LE(high, pos + 4);
+  u32(b, pos, ts - high * TWO_32);
+  u32(b, pos + 4, high | 0);
 }
 
 function getTs(b: Buffer, pos: number): number {
@@ -83,14 +95,19 @@ function getTs(b: Buffer, pos: number): number {
 
 function putSeqKind(b: Buffer, pos: number, seq: number, kind: number): void {
   const high = Math.floor(seq / TWO_32);
-  b.writeUInt32LE(seq - high * TWO_32, pos);
-  b.writeUInt32LE((high | (kind << 24)) >>> 0, pos + 4);
+  u32(b, pos, seq - high * TWO_32);
+  u32(b, pos + 4, high | (kind << 24));
 }
 
-function seal(b: Buffer, at: number, rl: number): void {
+/**
+ * The CRC of everything before the trailer, then the length field again. The streaming
+ * store's CRC32 (IEEE, as zlib's): a table loop for short records, zlib past 256 bytes,
+ * and no view of the record made for it.
+ */
+function seal(b: Buffer, at: number, rl: number, field: number): void {
   const end = at + rl - RECORD_TRAILER;
-  b.writeUInt32LE(crc32(b.subarray(at, end)), end);
-  b.writeUInt32LE(b.readUInt32LE(at), end + 4);
+  u32(b, end, IEEE.bytes(b, at, end));
+  u32(b, end + 4, field);
 }
 
 /**
@@ -109,18 +126,21 @@ export function putMsgRecord(
   const sl = b.write(subject, at + RECORD_HEAD, 'utf8');
   let pos = at + RECORD_HEAD + sl;
   if (hdr.length > 0) {
-    b.writeUInt32LE(hdr.length, pos);
-    hdr.copy(b, pos + 4);
+    u32(b, pos, hdr.length);
+    // TypedArray set, not Buffer#copy: a builtin memmove, no JS of its own to compile.
+    b.set(hdr, pos + 4);
     pos += 4 + hdr.length;
   }
-  data.copy(b, pos);
+  b.set(data, pos);
   pos += data.length + RECORD_TRAILER;
   const rl = pos - at;
-  b.writeUInt32LE((hdr.length > 0 ? rl | HDR_BIT : rl) >>> 0, at);
+  const field = hdr.length > 0 ? rl | HDR_BIT : rl;
+  u32(b, at, field);
   putSeqKind(b, at + 4, seq, KIND_MSG);
   putTs(b, at + 12, ts);
-  b.writeUInt16LE(sl, at + 20);
-  seal(b, at, rl);
+  b[at + 20] = sl;
+  b[at + 21] = sl >>> 8;
+  seal(b, at, rl, field);
   return rl;
 }
 
@@ -132,12 +152,13 @@ export function putStateRecord(
   last: number,
   ts: number,
 ): void {
-  b.writeUInt32LE(STATE_RECORD_SIZE, at);
+  u32(b, at, STATE_RECORD_SIZE);
   putSeqKind(b, at + 4, last, KIND_STATE);
   putTs(b, at + 12, ts);
-  b.writeUInt16LE(0, at + 20);
+  b[at + 20] = 0;
+  b[at + 21] = 0;
   putU64(b, at + RECORD_HEAD, first);
-  seal(b, at, STATE_RECORD_SIZE);
+  seal(b, at, STATE_RECORD_SIZE, STATE_RECORD_SIZE);
 }
 
 /** Rewrites the record at `b[at]` as erased: same length, sequence and time, content zeroed. */
@@ -148,7 +169,7 @@ export function eraseRecord(b: Buffer, at: number): void {
   b.writeUInt32LE((high | (KIND_ERASED << 24)) >>> 0, at + 8);
   b.fill(0, at + 20, at + rl - RECORD_TRAILER);
   b.writeUInt16LE(0, at + 20);
-  seal(b, at, rl);
+  seal(b, at, rl, rl);
 }
 
 /** A decoded record head; `problem` set when the bytes are not a sound record. */
@@ -243,7 +264,7 @@ const PARTS = { hdrStart: 0, hdrEnd: 0, dataEnd: 0 };
 
 export function putTombstone(b: Buffer, at: number, seq: number): void {
   putU64(b, at, seq);
-  b.writeUInt32LE(crc32(b.subarray(at, at + 8)), at + 8);
+  u32(b, at + 8, IEEE.bytes(b, at, at + 8));
 }
 
 /** The sequence of the tombstone at `b[at]`, or -1 if it is damaged. */

@@ -22,6 +22,7 @@ import {
   lowersPerSubject,
 } from './types.js';
 import { ConsumerBook } from './consumer-state.js';
+import { MessageSlabs, SeqLog, loadInto } from './memory-log.js';
 
 const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
@@ -31,24 +32,15 @@ interface SubjectState {
   last: number;
 }
 
-export function memoryMsgSize(subject: string, hdr: Buffer, data: Buffer): number {
-  return subject.length + hdr.length + data.length + 16;
-}
-
-function copyInto(m: StoredMsg, into: StoredMsg | undefined): StoredMsg {
-  if (into === undefined) return m;
-  into.subject = m.subject;
-  into.seq = m.seq;
-  into.ts = m.ts;
-  into.hdr = m.hdr;
-  into.data = m.data;
-  return into;
+export function memoryMsgSize(subject: string, hdrLen: number, dataLen: number): number {
+  return subject.length + hdrLen + dataLen + 16;
 }
 
 export class MemoryStreamStore implements StreamStore {
   readonly type = 'memory' as const;
   private cfg: StreamStoreConfig;
-  private readonly msgs = new Map<number, StoredMsg>();
+  private readonly msgs = new SeqLog();
+  private readonly slabs = new MessageSlabs();
   private readonly subjects = new Map<string, SubjectState>();
   private firstSeq = 0;
   private lastSeq = 0;
@@ -65,7 +57,7 @@ export class MemoryStreamStore implements StreamStore {
 
   storeMsg(subject: string, hdr: Buffer, data: Buffer, ts: number): number {
     if (this.closed) throw new StoreError('closed', 'store is closed');
-    const size = memoryMsgSize(subject, hdr, data);
+    const size = memoryMsgSize(subject, hdr.length, data.length);
     const cfg = this.cfg;
     if (cfg.discard === 'new') {
       if (cfg.maxMsgs > 0 && this.msgs.size >= cfg.maxMsgs)
@@ -81,7 +73,7 @@ export class MemoryStreamStore implements StreamStore {
     const seq = ++this.lastSeq;
     if (this.msgs.size === 0) this.firstSeq = seq;
     this.lastTs = ts;
-    this.msgs.set(seq, { subject, seq, ts, hdr, data });
+    this.msgs.set(this.slabs.make(subject, seq, ts, hdr, data));
     this.bytes += size;
     let ss = this.subjects.get(subject);
     if (ss === undefined) {
@@ -113,7 +105,7 @@ export class MemoryStreamStore implements StreamStore {
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined {
     const m = this.msgs.get(seq);
-    return m === undefined ? undefined : copyInto(m, into);
+    return m === undefined ? undefined : loadInto(m, into);
   }
 
   loadNextMsg(
@@ -133,7 +125,7 @@ export class MemoryStreamStore implements StreamStore {
       const m = this.msgs.get(seq);
       if (m === undefined) continue;
       if (all || (wildcard ? subjectMatches(m.subject, filter) : m.subject === filter))
-        return copyInto(m, into);
+        return loadInto(m, into);
     }
     return undefined;
   }
@@ -142,7 +134,7 @@ export class MemoryStreamStore implements StreamStore {
     if (isAllSubjects(filter)) {
       for (let seq = this.lastSeq; seq >= this.firstSeq; seq--) {
         const m = this.msgs.get(seq);
-        if (m !== undefined) return copyInto(m, into);
+        if (m !== undefined) return loadInto(m, into);
       }
       return undefined;
     }
@@ -150,21 +142,22 @@ export class MemoryStreamStore implements StreamStore {
       const ss = this.subjects.get(filter);
       if (ss === undefined) return undefined;
       const m = this.msgs.get(ss.last);
-      return m === undefined ? undefined : copyInto(m, into);
+      return m === undefined ? undefined : loadInto(m, into);
     }
     let best = 0;
     for (const [subject, ss] of this.subjects) {
       if (ss.last > best && subjectMatches(subject, filter)) best = ss.last;
     }
     const m = best === 0 ? undefined : this.msgs.get(best);
-    return m === undefined ? undefined : copyInto(m, into);
+    return m === undefined ? undefined : loadInto(m, into);
   }
 
   removeMsg(seq: number): boolean {
     const m = this.msgs.get(seq);
     if (m === undefined) return false;
     this.msgs.delete(seq);
-    const size = memoryMsgSize(m.subject, m.hdr, m.data);
+    const size = memoryMsgSize(m.subject, m.hl, m.dl);
+    this.slabs.release(m, seq === this.firstSeq);
     this.bytes -= size;
     const ss = this.subjects.get(m.subject);
     if (ss !== undefined) {
@@ -190,10 +183,7 @@ export class MemoryStreamStore implements StreamStore {
 
   eraseMsg(seq: number): boolean {
     const m = this.msgs.get(seq);
-    if (m !== undefined) {
-      m.data.fill(0);
-      m.hdr.fill(0);
-    }
+    if (m !== undefined) m.buf.fill(0, m.off, m.off + m.hl + m.dl);
     return this.removeMsg(seq);
   }
 
@@ -201,6 +191,7 @@ export class MemoryStreamStore implements StreamStore {
     const n = this.msgs.size;
     const bytes = this.bytes;
     this.msgs.clear();
+    this.slabs.reset();
     this.subjects.clear();
     this.bytes = 0;
     this.firstSeq = this.lastSeq + 1;
@@ -379,6 +370,7 @@ export class MemoryStreamStore implements StreamStore {
   async delete(): Promise<void> {
     await this.stop();
     this.msgs.clear();
+    this.slabs.reset();
     this.subjects.clear();
     this.consumers.clear();
     this.bytes = 0;

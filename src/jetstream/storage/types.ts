@@ -113,7 +113,8 @@ export interface StreamStore {
   /**
    * Appends a message and returns its sequence. It is visible to loads at once and dropped
    * messages (limits, discard old) are gone when this returns. Throws StoreError when discard
-   * new refuses it. Durability is separate: see onDurable.
+   * new refuses it. Durability is separate: see onDurable. The store copies `hdr` and `data`
+   * (they may be views of a connection's read buffer) and keeps no reference to them.
    */
   storeMsg(subject: string, hdr: Buffer, data: Buffer, ts: number): number;
   /** Takes the next sequence without a message (as nats-server's SkipMsg). */

@@ -1,0 +1,78 @@
+// The PubAck bodies of one stream, `{"stream":"S", "seq":N}` (with `"domain":"D", ` in a
+// domain, and `,"duplicate": true}` for a duplicate), byte for byte as nats-server 2.9
+// writes them. Every acknowledged publish sends one, so they are written without JSON or
+// strings: the stream's prefix is encoded once, the sequence's digits are written into an
+// arena that later bodies share, and each body is a view of it. An arena is never written
+// twice: whoever receives a body (an outbound buffer, an in-process subscriber) may keep
+// it.
+
+const ARENA = 16 * 1024;
+/** Room for the longest sequence (2^53: 16 digits) and the longest ending. */
+const TAIL_ROOM = 16 + 32;
+const CLOSE = Buffer.from('}');
+const DUPLICATE = Buffer.from(',"duplicate": true}');
+
+export class PubAckWriter {
+  private prefix: Buffer;
+  private arena = Buffer.allocUnsafe(ARENA);
+  private at = 0;
+
+  constructor(stream: string, domain: string) {
+    this.prefix = pubAckPrefix(stream, domain);
+  }
+
+  /** After a stream update (the name stays; the domain is the server's). */
+  rename(stream: string, domain: string): void {
+    this.prefix = pubAckPrefix(stream, domain);
+  }
+
+  /** `{"stream":"S", "seq":N}`. */
+  ack(seq: number): Buffer {
+    return this.write(seq, CLOSE);
+  }
+
+  /** `{"stream":"S", "seq":N,"duplicate": true}`: N is the first copy's sequence. */
+  duplicate(seq: number): Buffer {
+    return this.write(seq, DUPLICATE);
+  }
+
+  private write(seq: number, end: Buffer): Buffer {
+    const prefix = this.prefix;
+    if (this.at + prefix.length + TAIL_ROOM > this.arena.length) {
+      this.arena = Buffer.allocUnsafe(Math.max(ARENA, prefix.length + TAIL_ROOM));
+      this.at = 0;
+    }
+    const b = this.arena;
+    const start = this.at;
+    let p = start + prefix.copy(b, start);
+    p = putDecimal(b, p, seq);
+    p += end.copy(b, p);
+    this.at = p;
+    return b.subarray(start, p);
+  }
+}
+
+/** Writes a non-negative safe integer in decimal at b[p]; returns the end. */
+export function putDecimal(b: Buffer, p: number, n: number): number {
+  let digits = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+  let i = p + digits;
+  const end = i;
+  let x = n;
+  do {
+    const q = Math.floor(x / 10);
+    b[--i] = 0x30 + (x - q * 10);
+    x = q;
+  } while (x > 0);
+  return end;
+}
+
+/** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */
+function pubAckPrefix(stream: string, domain: string): Buffer {
+  const name = JSON.stringify(stream);
+  return Buffer.from(
+    domain === ''
+      ? `{"stream":${name}, "seq":`
+      : `{"stream":${name}, "domain":${JSON.stringify(domain)}, "seq":`,
+  );
+}
