@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect } from 'nats';
+import { connect, StorageType } from 'nats';
 import { freePort } from './process.js';
 
 /** The repository root (bin/wirebus): this file runs as dist/test/helpers/. */
@@ -143,6 +143,18 @@ export class JetStreamCluster {
         try {
           const jsm = await nc.jetstreamManager({ timeout: 1000 });
           await jsm.getAccountInfo();
+          // A meta leader answers before every peer has joined it; until they have, a
+          // replicated stream gets "no suitable peers for placement" (seen under load).
+          const replicas = this.nodes.filter((n) => n.child !== null).length;
+          if (replicas > 1) {
+            await jsm.streams.add({
+              name: 'WIREBUS_TEST_READY',
+              subjects: ['wirebus.test.ready'],
+              num_replicas: replicas,
+              storage: StorageType.Memory,
+            });
+            await jsm.streams.delete('WIREBUS_TEST_READY');
+          }
           return;
         } finally {
           await nc.close();
