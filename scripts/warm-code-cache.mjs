@@ -6,9 +6,11 @@
 // first clients do not wait for that code to be compiled (the connection storm of
 // ../shared/bench starts each server fresh).
 
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { setTimeout } from 'node:timers';
+import { setFlagsFromString } from 'node:v8';
 
 const { loadBundle } = createRequire(import.meta.url)('../bin/load-bundle.cjs');
 
@@ -42,10 +44,26 @@ function handshake(port) {
     if (!seen.includes('MSG warm.up 1 2\r\nhi\r\n')) fail(`unexpected answer: ${seen}`);
     // The server notices the close on its next turn; let it run its side first.
     setTimeout(() => {
+      restoreDefaultFlags();
       saveCache();
       process.exit(0);
     }, 50);
   });
+}
+
+/**
+ * Puts the V8 flags the server set once ready (cli.READY_V8_FLAGS) back to the defaults
+ * this Node prints, so that the cache is made under the flags a server starts with.
+ */
+function restoreDefaultFlags() {
+  const options = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' }).stdout;
+  for (const flag of cli.READY_V8_FLAGS) {
+    // --name=value, --name or --no-name; the default is printed in one of those forms.
+    const name = flag.replace(/^--(no-)?/, '').split('=')[0];
+    const dflt = new RegExp(`default: (--(?:no-)?${name}(?:=\\S+)?)\\s`).exec(options ?? '');
+    if (dflt === null) fail(`no default for --${name} in node --v8-options`);
+    else setFlagsFromString(dflt[1]);
+  }
 }
 
 let log = '';

@@ -29,6 +29,32 @@ export interface ParsedConnect {
   protocol: number;
 }
 
+/** A field of the wrong type: the message parseConnect returns. */
+class Malformed extends Error {}
+
+function bool(o: Record<string, unknown>, key: string, fallback: boolean): boolean {
+  const v = o[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'boolean') throw new Malformed(`CONNECT field ${key} must be a boolean`);
+  return v;
+}
+
+function str(o: Record<string, unknown>, key: string): string {
+  const v = o[key];
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new Malformed(`CONNECT field ${key} must be a string`);
+  return v;
+}
+
+function int(o: Record<string, unknown>, key: string): number {
+  const v = o[key];
+  if (v === undefined || v === null) return 0;
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw new Malformed(`CONNECT field ${key} must be an integer`);
+  }
+  return v;
+}
+
 /** Validates CONNECT JSON field by field; returns a message for anything malformed. */
 export function parseConnect(text: string): ParsedConnect | string {
   let json: unknown;
@@ -44,61 +70,33 @@ export function parseConnect(text: string): ParsedConnect | string {
     return 'CONNECT is not a JSON object';
   }
   const o = json as Record<string, unknown>;
-  const options: ConnectOptions = {
-    verbose: true,
-    pedantic: true,
-    echo: true,
-    tlsRequired: false,
-    headers: false,
-    noResponders: false,
-    protocol: 0,
-    name: '',
-    lang: '',
-    version: '',
-    user: '',
-    pass: '',
-    authToken: '',
-    jwt: '',
-    nkey: '',
-    sig: '',
-  };
-  const bools: [string, keyof ConnectOptions][] = [
-    ['verbose', 'verbose'],
-    ['pedantic', 'pedantic'],
-    ['echo', 'echo'],
-    ['tls_required', 'tlsRequired'],
-    ['headers', 'headers'],
-    ['no_responders', 'noResponders'],
-  ];
-  for (const [key, field] of bools) {
-    const v = o[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'boolean') return `CONNECT field ${key} must be a boolean`;
-    (options as unknown as Record<string, unknown>)[field] = v;
-  }
-  const strings: [string, keyof ConnectOptions][] = [
-    ['name', 'name'],
-    ['lang', 'lang'],
-    ['version', 'version'],
-    ['user', 'user'],
-    ['pass', 'pass'],
-    ['auth_token', 'authToken'],
-    ['jwt', 'jwt'],
-    ['nkey', 'nkey'],
-    ['sig', 'sig'],
-  ];
-  for (const [key, field] of strings) {
-    const v = o[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') return `CONNECT field ${key} must be a string`;
-    (options as unknown as Record<string, unknown>)[field] = v;
-  }
-  const protocol = o.protocol;
-  if (protocol !== undefined && protocol !== null) {
-    if (typeof protocol !== 'number' || !Number.isInteger(protocol)) {
-      return 'CONNECT field protocol must be an integer';
-    }
-    options.protocol = protocol;
+  // Every field read once and the options built as one literal: every CONNECT gives
+  // an object of the same shape, which a connection storm's first handshakes need
+  // (fields stored one by one under computed keys made V8 discard and recompile
+  // this function as the shape changed).
+  let options: ConnectOptions;
+  try {
+    options = {
+      verbose: bool(o, 'verbose', true),
+      pedantic: bool(o, 'pedantic', true),
+      echo: bool(o, 'echo', true),
+      tlsRequired: bool(o, 'tls_required', false),
+      headers: bool(o, 'headers', false),
+      noResponders: bool(o, 'no_responders', false),
+      name: str(o, 'name'),
+      lang: str(o, 'lang'),
+      version: str(o, 'version'),
+      user: str(o, 'user'),
+      pass: str(o, 'pass'),
+      authToken: str(o, 'auth_token'),
+      jwt: str(o, 'jwt'),
+      nkey: str(o, 'nkey'),
+      sig: str(o, 'sig'),
+      protocol: int(o, 'protocol'),
+    };
+  } catch (err) {
+    if (err instanceof Malformed) return err.message;
+    throw err;
   }
   const account = (typeof o.account === 'string' && o.account !== '') || o.new_account === true;
   return { options, account, protocol: options.protocol };

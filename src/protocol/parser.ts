@@ -110,6 +110,10 @@ const MIN_CONNECT_LINE = 4096;
 
 const MAX_FIELDS = 4;
 
+/** The smallest scratch buffer, made at the first control line split across reads. */
+const SCRATCH_MIN = 256;
+const NO_SCRATCH = Buffer.alloc(0);
+
 export interface ParserLimits {
   /** Longest argument part of PUB, HPUB, SUB and UNSUB. */
   maxControlLine: number;
@@ -124,14 +128,18 @@ export class Parser extends OpParser {
   /** Set by the handler once CONNECT announced headers support. */
   headers = false;
 
-  /** Argument bytes of a line split across reads. */
-  private scratch: Buffer = Buffer.allocUnsafe(256);
+  /**
+   * Argument bytes of a line split across reads; allocated at the first such line,
+   * since most connections never split one (a connection's set-up allocates little).
+   */
+  private scratch: Buffer = NO_SCRATCH;
   private scratchLen = 0;
   private splitArg = false;
 
   // SUB and UNSUB fields, as offsets into argBuf; PUB/HPUB fields are MessageFields.
-  readonly fieldStart = new Int32Array(MAX_FIELDS + 1);
-  readonly fieldEnd = new Int32Array(MAX_FIELDS + 1);
+  // Arrays of small integers, which cost less to make than typed arrays.
+  readonly fieldStart: number[] = [0, 0, 0, 0];
+  readonly fieldEnd: number[] = [0, 0, 0, 0];
   fieldCount = 0;
 
   private isHmsg = false;
@@ -726,7 +734,9 @@ export class Parser extends OpParser {
   private appendScratch(buf: Buffer, start: number, end: number): void {
     const n = end - start;
     if (this.scratchLen + n > this.scratch.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.scratch.length * 2, this.scratchLen + n));
+      const bigger = Buffer.allocUnsafe(
+        Math.max(this.scratch.length * 2, this.scratchLen + n, SCRATCH_MIN),
+      );
       this.scratch.copy(bigger, 0, 0, this.scratchLen);
       this.scratch = bigger;
     }

@@ -23,6 +23,14 @@ export type { ConnectOptions } from '../protocol/connect.js';
 const RTT_MEASUREMENT_INTERVAL = 60 * 60 * 1000;
 
 /**
+ * The last-subject cache's room: none until the first publish, then 64 bytes, or the
+ * longest subject it remembers when the subject needs more.
+ */
+const FIRST_SUBJECT_ROOM = 64;
+const MAX_REMEMBERED_SUBJECT = 256;
+const NO_SUBJECT_BYTES = Buffer.alloc(0);
+
+/**
  * How long (ms) one connection's reads may run in one turn of the event loop before
  * its socket yields to the others until the next turn. libuv reads a busy socket up
  * to 32 times per poll, 2 MB; with fan-out that is tens of milliseconds in which no
@@ -127,9 +135,10 @@ export class Client implements ParserHandler {
   private pingTimerFirst = false;
   private authTimer: NodeJS.Timeout | null = null;
 
-  // A one-entry cache of the last published subject, checked by bytes.
+  // A one-entry cache of the last published subject, checked by bytes; its buffer is
+  // made at the first publish (a connection's set-up allocates little).
   private lastSubject = '';
-  private lastSubjectBytes: Buffer = Buffer.allocUnsafe(64);
+  private lastSubjectBytes: Buffer = NO_SUBJECT_BYTES;
   private lastSubjectLen = -1;
 
   /** Reads arrive through the shared read buffer's callback, not 'data' events. */
@@ -435,7 +444,9 @@ export class Client implements ParserHandler {
       subject = b.toString('latin1', start, p.subjectEnd);
       // Streaming publishes go to `_STAN.pub.<id>.<channel>`, often past 64 bytes.
       if (len > this.lastSubjectBytes.length && len <= MAX_REMEMBERED_SUBJECT) {
-        this.lastSubjectBytes = Buffer.allocUnsafe(MAX_REMEMBERED_SUBJECT);
+        this.lastSubjectBytes = Buffer.allocUnsafe(
+          len <= FIRST_SUBJECT_ROOM ? FIRST_SUBJECT_ROOM : MAX_REMEMBERED_SUBJECT,
+        );
       }
       if (len <= this.lastSubjectBytes.length) {
         b.copy(this.lastSubjectBytes, 0, start, p.subjectEnd);
@@ -621,7 +632,9 @@ export class Client implements ParserHandler {
     if (this.kind !== 'client') return;
     const interval = this.server.options.pingInterval;
     // The first PING comes early (at most 2 s plus up to 20%), as the reference does.
-    const delay = first ? Math.min(interval, 2000) * (1 + Math.random() * 0.2) : interval;
+    // The jitter is in steps of 10 ms: Node keeps a list (and a queue entry) per
+    // distinct delay, and a connection storm would otherwise make hundreds of them.
+    const delay = first ? firstPingDelay(interval) : interval;
     this.pingTimer = setTimeout(this.pingFired, delay);
     this.pingTimer.unref();
     this.pingTimerFirst = first;
@@ -735,10 +748,13 @@ export class Client implements ParserHandler {
   }
 }
 
-/** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
-/** The longest subject onMsg() remembers (a connection starts with room for 64 bytes). */
-const MAX_REMEMBERED_SUBJECT = 256;
+/** The first keep-alive PING's delay (ms): min(interval, 2 s) plus 0-20%, in 10 ms steps. */
+function firstPingDelay(interval: number): number {
+  const base = Math.min(interval, 2000);
+  return base + Math.floor(base * 0.02 * Math.random()) * 10;
+}
 
+/** Byte equality of a[start, start+len) and b[0, len); a loop beats a native call for subjects. */
 function sameBytes(a: Buffer, start: number, b: Buffer, len: number): boolean {
   for (let i = 0; i < len; i++) if (a[start + i] !== b[i]) return false;
   return true;

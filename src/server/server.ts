@@ -137,6 +137,8 @@ export class Server {
 
   /** True while a client's read is being parsed; its end flushes (see Client.begin). */
   reading = false;
+  /** True while a connection is accepted; accept() flushes its INFO itself. */
+  private accepting = false;
   /** Connections whose output passed half of max_pending during this read (backpressure.ts). */
   private congested: Client[] = [];
 
@@ -240,7 +242,14 @@ export class Server {
       client.socket = shared;
       client.sharedReads = true;
     }
-    this.begin(client);
+    // No turn-end flush is scheduled for the INFO (a setImmediate per connection):
+    // it leaves below.
+    this.accepting = true;
+    try {
+      this.begin(client);
+    } finally {
+      this.accepting = false;
+    }
     // Accepted paused (pauseOnConnect): the connection starts reading now.
     (shared ?? socket).resume();
     // INFO leaves now rather than after every other event of this turn: a client
@@ -322,7 +331,7 @@ export class Server {
 
   queueFlush(c: Client): void {
     this.flushList.push(c);
-    if (!this.flushScheduled && !this.reading) {
+    if (!this.flushScheduled && !this.reading && !this.accepting) {
       this.flushScheduled = true;
       setImmediate(this.flushAll);
     }

@@ -205,7 +205,8 @@ describe('file store: slices', () => {
     const dir = await tempDir();
     const log = join(dir, 'archived.txt');
     const script = join(dir, 'archive.sh');
-    await writeFile(script, `#!/bin/sh\necho "$1 $2 $3" >> ${log}\nrm -f "$2" "$3"\n`, {
+    // The script removes the slice before it logs it: a logged line means that slice is gone.
+    await writeFile(script, `#!/bin/sh\nrm -f "$2" "$3"\necho "$1 $2 $3" >> ${log}\n`, {
       mode: 0o755,
     });
     const store = await open(dir, {
@@ -219,7 +220,7 @@ describe('file store: slices', () => {
     fill(store, 'foo', 5, 7);
     await store.flush();
     let lines: string[] = [];
-    for (let i = 0; i < 100 && lines.length < 2; i++) {
+    for (let i = 0; i < 500 && lines.length < 2; i++) {
       await sleep(20);
       lines = (await readFile(log, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean);
     }
