@@ -5,6 +5,7 @@
 //   WB_ROOT=/tmp/other-build SIDES=wb SCALE=10 node dist/bench/jetstream-compare.js
 //   node dist/bench/jetstream-compare.js
 //   ONLY=pull STORAGE=file ROUNDS=5 node dist/bench/jetstream-compare.js
+//   WARMUP=20000 ONLY="KV get" node dist/bench/jetstream-compare.js   (steady state)
 //   WB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" ONLY=... node dist/bench/...
 //
 // Scenarios, on memory and on file streams: acked publish of 128 B and 1 KiB, async
@@ -36,6 +37,12 @@ const WB_NODE_ARGS = (process.env.WB_NODE_ARGS ?? '').split(' ').filter((a) => a
 const SCALE = Number(process.env.SCALE ?? '1');
 /** SIDES=wb runs wirebus alone (a profile without the reference's runs in between). */
 const SIDES = (process.env.SIDES ?? 'ref,wb').split(',') as Kind[];
+/**
+ * WARMUP=<ops> runs that many KV puts/gets (and API requests) before the measured ones: a
+ * fresh wirebus spends its first thousands of requests in V8's interpreter and compilers
+ * (issue 15: 2,000 cold KV gets cost ~85 µs of CPU each, warm ones ~30, the reference's 25-30).
+ */
+const WARMUP = Number(process.env.WARMUP ?? '0');
 
 type Storage = 'memory' | 'file';
 type Kind = 'ref' | 'wb';
@@ -239,6 +246,10 @@ function kvLatency(op: 'put' | 'get', n: number): Scenario {
     const kv = await nc.jetstream().views.kv(`kv${op}`, { storage: storage as never });
     const v = new Uint8Array(64);
     await kv.put('k', v);
+    for (let i = 0; i < WARMUP; i++) {
+      if (op === 'put') await kv.put('k', v);
+      else await kv.get('k');
+    }
     cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
@@ -247,6 +258,21 @@ function kvLatency(op: 'put' | 'get', n: number): Scenario {
     }
     cpu.stop(n);
     return ((performance.now() - t0) * 1000) / n; // microseconds per op
+  };
+}
+
+/**
+ * The bare request path the KV get rides on, without a store: `$JS.API.INFO` round trips
+ * (a small JSON the server builds), the baseline a KV get's cost is read against.
+ */
+function apiRequestLatency(n: number): Scenario {
+  return async (nc, _storage, cpu) => {
+    for (let i = 0; i <= WARMUP; i++) await nc.request('$JS.API.INFO');
+    cpu.start();
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await nc.request('$JS.API.INFO');
+    cpu.stop(n);
+    return ((performance.now() - t0) * 1000) / n;
   };
 }
 
@@ -265,6 +291,7 @@ const SCENARIOS: [string, string, Scenario, 'higher' | 'lower'][] = [
   ['push consume 128B (ack none)', 'msgs/s', pushConsume(50_000 * SCALE), 'higher'],
   ['KV put', 'µs/op', kvLatency('put', 2_000 * SCALE), 'lower'],
   ['KV get', 'µs/op', kvLatency('get', 2_000 * SCALE), 'lower'],
+  ['API INFO request (no store)', 'µs/op', apiRequestLatency(2_000 * SCALE), 'lower'],
 ];
 
 interface Outcome {

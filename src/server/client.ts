@@ -104,13 +104,18 @@ export class Client implements ParserHandler {
   readonly start = new Date();
   /** Last inbound message or subscription (ms since epoch). */
   lastActivity = Date.now();
-  private lastPingIn = 0;
+  // The times below start as -0 (0, but a double to V8) so that storing the first
+  // Date.now() in them does not change the field's representation: that change retires
+  // the Client's hidden class and deoptimizes every compiled function that had seen it
+  // (parse, route, deliver, flush...), all recompiled at once ~2 s after the first
+  // connection, when its first keep-alive PING goes out.
+  private lastPingIn = -0;
   pingsOut = 0;
   /** Round-trip time of the last server PING, in ms; -1 before one was measured. */
   rtt = -1;
-  private rttStart = 0;
+  private rttStart = -0;
   /** When the last keep-alive PING went out (ms since epoch); 0 before the first. */
-  private lastPingOut = 0;
+  private lastPingOut = -0;
   firstPongSent = false;
 
   closed = false;
@@ -140,7 +145,7 @@ export class Client implements ParserHandler {
   sharedReads = false;
   /** The server's turn of this connection's last read, and when its reads in it began. */
   private readTurn = -1;
-  private turnStart = 0;
+  private turnStart = -0; // a double (see lastPingIn)
   private yielding = false;
   /** Reads are paused for a bcrypt verdict (awaitVerdict); a yield must not resume them. */
   private verdictPending = false;

@@ -31,9 +31,10 @@ export abstract class StreamQueries {
   protected msgs = 0;
   protected bytes = 0;
   protected firstSeq = 0;
-  protected firstTs = 0;
+  // Nanosecond times: -0 makes them doubles from the start (see blankStoredMsg).
+  protected firstTs = -0;
   protected lastSeq = 0;
-  protected lastTs = 0;
+  protected lastTs = -0;
   private hint = 0;
 
   /** Index in `blocks` of the block holding `seq`, or of the first block after it (may be length). */

@@ -230,7 +230,7 @@ export function newRecordView(): RecordView {
     rl: 0,
     kind: 0,
     seq: 0,
-    ts: 0,
+    ts: -0, // a double from the start (see blankStoredMsg)
     subjectStart: 0,
     subjectEnd: 0,
     hdrStart: 0,

@@ -44,7 +44,7 @@ export class MemoryStreamStore implements StreamStore {
   private readonly subjects = new Map<string, SubjectState>();
   private firstSeq = 0;
   private lastSeq = 0;
-  private lastTs = 0;
+  private lastTs = -0; // a double from the start (see blankStoredMsg)
   private bytes = 0;
   private updates: StorageUpdateHandler | null = null;
   private ageTimer: NodeJS.Timeout | null = null;

@@ -57,9 +57,14 @@ export interface StoredMsg {
 
 const NOTHING = Buffer.alloc(0);
 
-/** A StoredMsg to load into (loadMsg/loadNextMsg `into`): one per reader, reused. */
+/**
+ * A StoredMsg to load into (loadMsg/loadNextMsg `into`): one per reader, reused. `ts`
+ * starts as -0, a double to V8, as the nanosecond times stored in it are: a field that
+ * starts as a small integer changes representation at the first load, which retires the
+ * object's hidden class and deoptimizes the code compiled for it.
+ */
 export function blankStoredMsg(): StoredMsg {
-  return { subject: '', seq: 0, ts: 0, hdr: NOTHING, data: NOTHING };
+  return { subject: '', seq: 0, ts: -0, hdr: NOTHING, data: NOTHING };
 }
 
 /** Messages, first and last sequence of a subset of a stream (nats-server's SimpleState). */
