@@ -26,11 +26,6 @@ const AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
  */
 const BACKLOG_LIMIT = 1024 * 1024;
 
-/** Output a connection has queued and the kernel has not taken yet. */
-function outputBacklog(c: Client): number {
-  return c.outQueued + (c.socket === null ? 0 : c.socket.writableLength);
-}
-
 /** A push consumer that starts delivering once its deliver subject has a subscriber. */
 export interface InterestWaiter {
   readonly deliverSubject: string;
@@ -126,13 +121,7 @@ export class JsAccount implements StreamHost {
   }
 
   backlog(subject: string): number {
-    const r = this.account.sublist.match(subject);
-    let most = 0;
-    for (const sub of r.psubs) most = Math.max(most, outputBacklog(sub.client));
-    for (const group of r.qsubs) {
-      for (const sub of group) most = Math.max(most, outputBacklog(sub.client));
-    }
-    return most;
+    return this.js.server.subjectBacklog(this.account, subject);
   }
 
   get backlogLimit(): number {

@@ -27,8 +27,8 @@ export const STALL_MS = 1000;
 export interface FlowConnection {
   readonly socket: Transport | null;
   readonly closed: boolean;
-  /** Output queued in our blocks and not yet handed to the socket. */
-  readonly outQueued: number;
+  /** Output the kernel has not taken yet: queued in our blocks, or held by the socket. */
+  readonly outBacklog: number;
   /** Closes this connection as a slow consumer. */
   slowConsumer(deadline: boolean): void;
 }
@@ -64,8 +64,7 @@ export class Flow {
   }
 
   private pending(): number {
-    const socket = this.conn.socket;
-    return this.conn.outQueued + (socket === null ? 0 : socket.writableLength);
+    return this.conn.outBacklog;
   }
 
   /** After a flush left output in the socket: the write deadline starts watching. */

@@ -176,9 +176,10 @@ export class Client implements ParserHandler {
     );
   }
 
-  /** Output queued in the outbound block and not yet handed to the socket. */
-  get outQueued(): number {
-    return this.out.queued;
+  /** Output the kernel has not taken yet: queued here, or held by the socket. */
+  get outBacklog(): number {
+    const socket = this.socket;
+    return this.out.queued + (socket === null ? 0 : socket.writableLength);
   }
 
   /** One read from the socket: every op in it, then one flush of what it produced. */

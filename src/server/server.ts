@@ -539,6 +539,22 @@ export class Server {
   }
 
   /**
+   * The largest output backlog (Client.outBacklog) among the receivers of `subject`
+   * in `account`: an in-process producer with more to send (a streaming delivery, a
+   * JetStream consumer) waits while it is high, instead of pushing a receiver past
+   * max_pending and into a slow-consumer cut-off.
+   */
+  subjectBacklog(account: Account, subject: string): number {
+    const r = account.sublist.match(subject);
+    let most = 0;
+    for (const sub of r.psubs) most = Math.max(most, sub.client.outBacklog);
+    for (const group of r.qsubs) {
+      for (const sub of group) most = Math.max(most, sub.client.outBacklog);
+    }
+    return most;
+  }
+
+  /**
    * Publishes from inside the process; returns how many subscriptions received it.
    * `deliverAs`, when set, is the subject the MSG lines show while `subject` decides who
    * receives it: JetStream delivers a stored message to a consumer's subject under the

@@ -138,13 +138,7 @@ export class InternalBus implements Bus {
 
   congested(subject: string): boolean {
     const limit = this.server.options.maxPending >>> 2;
-    const psubs = this.client.account.sublist.match(subject).psubs;
-    for (let i = 0; i < psubs.length; i++) {
-      const c = psubs[i]!.client;
-      const socket = c.socket;
-      if (socket !== null && c.out.queued + socket.writableLength > limit) return true;
-    }
-    return false;
+    return this.server.subjectBacklog(this.client.account, subject) > limit;
   }
 
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
