@@ -6,6 +6,7 @@
 
 import { MessageFields } from '../protocol/message-fields.js';
 import type { PublishedMessage } from '../server/message.js';
+import { putInt } from '../server/outbound.js';
 
 const DOT = 0x2e;
 const ZERO = 0x30;
@@ -49,22 +50,22 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
       this.subject = subject;
     }
     const b = this.argBuf;
-    let p = putUint(b, this.ackPrefix.length, dc);
+    let p = putInt(b, this.ackPrefix.length, dc);
     b[p++] = DOT;
-    p = putUint(b, p, sseq);
+    p = putInt(b, p, sseq);
     b[p++] = DOT;
-    p = putUint(b, p, dseq);
+    p = putInt(b, p, dseq);
     b[p++] = DOT;
     p = putNanos(b, p, ts);
     b[p++] = DOT;
-    p = putUint(b, p, pending);
+    p = putInt(b, p, pending);
     this.replyEnd = p;
     const hdrLen = hdr.length;
     const total = hdrLen + data.length;
     if (hdrLen > 0) {
       this.hdr = hdrLen;
       this.hdrStart = p;
-      p = putUint(b, p, hdrLen);
+      p = putInt(b, p, hdrLen);
       this.hdrEnd = p;
       // The core reads headers and data as one span; a store keeps them apart.
       this.payload = Buffer.concat([hdr, data], total);
@@ -73,7 +74,7 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
       this.payload = data;
     }
     this.sizeStart = p;
-    this.sizeEnd = putUint(b, p, total);
+    this.sizeEnd = putInt(b, p, total);
     this.size = total;
     this.payloadStart = 0;
     this.payloadEnd = total;
@@ -97,7 +98,7 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
  * beyond that the string is made.
  */
 export function putNanos(b: Buffer, p: number, ns: number): number {
-  if (ns <= Number.MAX_SAFE_INTEGER) return putUint(b, p, ns);
+  if (ns <= Number.MAX_SAFE_INTEGER) return putInt(b, p, ns);
   let hi = Math.floor(ns / 1e9);
   if (hi > EXACT_SECONDS) return p + b.write(String(ns), p, 'latin1');
   let lo = ns - hi * 1e9;
@@ -108,7 +109,7 @@ export function putNanos(b: Buffer, p: number, ns: number): number {
     hi++;
     lo -= 1e9;
   }
-  p = putUint(b, p, hi);
+  p = putInt(b, p, hi);
   // Nine digits, zeros in front; below 2^31, so integer arithmetic.
   for (let i = 8; i >= 0; i--) {
     const q = (lo / 10) | 0;
@@ -116,33 +117,4 @@ export function putNanos(b: Buffer, p: number, ns: number): number {
     lo = q;
   }
   return p + 9;
-}
-
-/**
- * Writes a non-negative safe integer in decimal at `p`; returns the end. Integer
- * arithmetic below 2^31 and no calls: it runs per number of every delivery, and a
- * freshly started server runs it before the optimising compiler has.
- */
-export function putUint(b: Buffer, p: number, v: number): number {
-  if (v < 10) {
-    b[p] = ZERO + v;
-    return p + 1;
-  }
-  let end = p + 2;
-  for (let t = 100; t <= v; t *= 10) end++;
-  let at = end;
-  if (v < 2147483648) {
-    while (v > 0) {
-      const q = (v / 10) | 0;
-      b[--at] = ZERO + v - q * 10;
-      v = q;
-    }
-  } else {
-    while (v > 0) {
-      const d = v % 10;
-      b[--at] = ZERO + d;
-      v = (v - d) / 10;
-    }
-  }
-  return end;
 }

@@ -5,6 +5,7 @@
 // arena that later bodies share, and each body is a view of it. An arena is never written
 // twice: whoever receives a body (an outbound buffer, an in-process subscriber) may keep
 // it.
+import { putInt } from '../server/outbound.js';
 
 const ARENA = 16 * 1024;
 /** Room for the longest sequence (2^53: 16 digits) and the longest ending. */
@@ -45,26 +46,11 @@ export class PubAckWriter {
     const b = this.arena;
     const start = this.at;
     let p = start + prefix.copy(b, start);
-    p = putDecimal(b, p, seq);
+    p = putInt(b, p, seq);
     p += end.copy(b, p);
     this.at = p;
     return b.subarray(start, p);
   }
-}
-
-/** Writes a non-negative safe integer in decimal at b[p]; returns the end. */
-export function putDecimal(b: Buffer, p: number, n: number): number {
-  let digits = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  let i = p + digits;
-  const end = i;
-  let x = n;
-  do {
-    const q = Math.floor(x / 10);
-    b[--i] = 0x30 + (x - q * 10);
-    x = q;
-  } while (x > 0);
-  return end;
 }
 
 /** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */

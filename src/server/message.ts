@@ -3,6 +3,7 @@
 // message); in-process publishes fill an InternalMessage.
 
 import { MessageFields } from '../protocol/message-fields.js';
+import { putInt } from './outbound.js';
 
 export interface PublishedMessage {
   /** Holds subject, reply and the raw size fields. */
@@ -88,14 +89,14 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
       b[p++] = SPACE;
       this.hdr = hdrLen;
       this.hdrStart = p;
-      p = putDecimal(b, p, hdrLen);
+      p = putInt(b, p, hdrLen);
       this.hdrEnd = p;
     } else {
       this.hdr = -1;
     }
     b[p++] = SPACE;
     this.sizeStart = p;
-    p = putDecimal(b, p, total);
+    p = putInt(b, p, total);
     this.sizeEnd = p;
     this.argBuf = b;
     this.size = total;
@@ -103,17 +104,3 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
 }
 
 const SPACE = 0x20;
-const ZERO = 0x30;
-
-/** Writes a non-negative integer in decimal at `p`; returns the end. */
-function putDecimal(b: Buffer, p: number, n: number): number {
-  if (n < 10) {
-    b[p] = ZERO + n;
-    return p + 1;
-  }
-  let digits = 0;
-  for (let v = n; v > 0; v = Math.floor(v / 10)) digits++;
-  let at = p + digits;
-  for (let v = n; v > 0; v = Math.floor(v / 10)) b[--at] = ZERO + (v % 10);
-  return p + digits;
-}

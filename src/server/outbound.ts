@@ -116,15 +116,33 @@ export function putBytes(
   return pos + n;
 }
 
-/** Writes a non-negative integer in decimal at pos. */
+/**
+ * Writes a non-negative safe integer in decimal at `pos`; returns the end. Integer
+ * arithmetic below 2^31 and no calls: it runs for several numbers of every delivery
+ * (sizes, JetStream ack replies), and a freshly started server runs it before the
+ * optimising compiler has.
+ */
 export function putInt(dst: Buffer, pos: number, value: number): number {
   if (value < 10) {
-    dst[pos] = 48 + value;
+    dst[pos] = 0x30 + value;
     return pos + 1;
   }
-  let digits = 0;
-  for (let v = value; v > 0; v = Math.floor(v / 10)) digits++;
-  let p = pos + digits - 1;
-  for (let v = value; v > 0; v = Math.floor(v / 10)) dst[p--] = 48 + (v % 10);
-  return pos + digits;
+  let end = pos + 2;
+  for (let t = 100; t <= value; t *= 10) end++;
+  let at = end;
+  let v = value;
+  if (v < 2147483648) {
+    while (v > 0) {
+      const q = (v / 10) | 0;
+      dst[--at] = 0x30 + v - q * 10;
+      v = q;
+    }
+  } else {
+    while (v > 0) {
+      const d = v % 10;
+      dst[--at] = 0x30 + d;
+      v = (v - d) / 10;
+    }
+  }
+  return end;
 }

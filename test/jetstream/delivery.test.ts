@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { connect as connectSocket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
-import { DeliveryMessage, putNanos, putUint } from '../../src/jetstream/delivery-message.js';
+import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
+import { putInt } from '../../src/server/outbound.js';
 import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
@@ -29,7 +30,7 @@ test('putNanos writes the exact value of a time in nanoseconds', () => {
   assert.equal(text(b, 0, putNanos(b, 0, 1763984000123456768)), '1763984000123456768');
 });
 
-test('putUint writes decimal digits', () => {
+test('putInt writes decimal digits', () => {
   const b = Buffer.alloc(32);
   const samples = [
     0,
@@ -44,7 +45,7 @@ test('putUint writes decimal digits', () => {
     Number.MAX_SAFE_INTEGER,
   ];
   for (let i = 0; i < 300; i++) samples.push(Math.floor(Math.random() * 10 ** (i % 16)));
-  for (const v of samples) assert.equal(text(b, 3, putUint(b, 3, v)), String(v));
+  for (const v of samples) assert.equal(text(b, 3, putInt(b, 3, v)), String(v));
 });
 
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {

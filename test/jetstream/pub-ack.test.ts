@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PubAckWriter, putDecimal } from '../../src/jetstream/pub-ack.js';
+import { PubAckWriter } from '../../src/jetstream/pub-ack.js';
+import { putInt } from '../../src/server/outbound.js';
 
 test('decimal digits of every magnitude up to 2^53 - 1', () => {
   const b = Buffer.alloc(32);
@@ -13,7 +14,7 @@ test('decimal digits of every magnitude up to 2^53 - 1', () => {
   for (let n = 1; n < Number.MAX_SAFE_INTEGER / 7; n = n * 7 + 3) values.push(n);
   for (const n of values) {
     b.fill(0x21);
-    const end = putDecimal(b, 3, n);
+    const end = putInt(b, 3, n);
     assert.equal(b.toString('latin1', 3, end), String(n));
     assert.equal(b[2], 0x21, 'nothing written before the position');
     assert.equal(b[end], 0x21, 'nothing written past the end');

@@ -14,6 +14,7 @@
 import type Long from 'long';
 import type { NatsConnection } from 'nats';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
+import { putInt } from '../../../server/outbound.js';
 
 /** The part of the `nats` client's connection that takes raw protocol bytes. */
 interface RawProtocol {
@@ -75,7 +76,7 @@ export class FrameWriter {
     const headAt = this.len + prefix.length + 2 * DIGITS + 3;
     let p = headAt;
     p += HEAD.copy(b, p);
-    p = writeDecimal(b, p, expectedLast);
+    p = putInt(b, p, expectedLast);
     p += TIMESTAMP.copy(b, p);
     p = writeTimestamp(b, p, timestamp);
     if (reply.length > 0) {
@@ -91,9 +92,9 @@ export class FrameWriter {
     const limit = this.nc.info?.max_payload;
     if (limit !== undefined && total > limit) return false;
     let q = this.len + prefix.copy(b, this.len);
-    q = writeDecimal(b, q, headerLength);
+    q = putInt(b, q, headerLength);
     b[q++] = 0x20;
-    q = writeDecimal(b, q, total);
+    q = putInt(b, q, total);
     b.writeUInt16LE(CRLF, q);
     q += 2;
     b.copy(b, q, headAt, p);
@@ -135,22 +136,6 @@ function plainValue(v: Uint8Array): boolean {
   return true;
 }
 
-/** Writes a non-negative safe integer in decimal at `p`; returns the end. */
-function writeDecimal(b: Buffer, p: number, n: number): number {
-  if (n < 10) {
-    b[p] = 0x30 + n;
-    return p + 1;
-  }
-  let digits = 0;
-  for (let v = n; v >= 1; v = Math.floor(v / 10)) digits++;
-  let v = n;
-  for (let i = p + digits - 1; i >= p; i--) {
-    b[i] = 0x30 + (v % 10);
-    v = Math.floor(v / 10);
-  }
-  return p + digits;
-}
-
 const BILLION = 1e9;
 
 /**
@@ -167,8 +152,8 @@ function writeTimestamp(b: Buffer, p: number, t: Long): number {
   let r = hh * 976710656 + hl * 294967296 + (t.low >>> 0);
   const q = hh * 281474 + hl * 4 + Math.floor(r / BILLION);
   r %= BILLION;
-  if (q === 0) return writeDecimal(b, p, r);
-  p = writeDecimal(b, p, q);
+  if (q === 0) return putInt(b, p, r);
+  p = putInt(b, p, q);
   for (let i = p + 8; i >= p; i--) {
     b[i] = 0x30 + (r % 10);
     r = Math.floor(r / 10);
