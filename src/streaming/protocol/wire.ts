@@ -129,7 +129,8 @@ export class PubMsgView {
         do {
           if (pos >= end || shift > 21) return false;
           b = buf[pos++]!;
-          len += (b & 0x7f) * 2 ** shift;
+          // At most 4 bytes (shift <= 21): an int32 shift, not a float power per byte.
+          len |= (b & 0x7f) << shift;
           shift += 7;
         } while (b >= 0x80);
         const start = pos;
