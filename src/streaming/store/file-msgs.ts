@@ -130,12 +130,28 @@ export class FileMsgStore extends MsgStoreBase {
   }
 
   store(msg: StoredMsg): boolean {
+    const e = msg.encoded;
+    const ts = msg.timestamp;
+    const src = Buffer.isBuffer(e) ? e : Buffer.from(e.buffer, e.byteOffset, e.byteLength);
+    return this.storeRange(msg.sequence, ts.low, ts.high, src, 0, src.length);
+  }
+
+  /**
+   * The publish path's store(): the message is `buf[start, end)`, kept as given (the
+   * read cache refers to it), with no StoredMsg, Long or view made for it.
+   */
+  storeRange(
+    seq: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
     this.checkOpen();
     // After a write error nothing is durable any more: refuse rather than pile up.
     if (this.ctx.io.failure !== undefined) throw this.ctx.io.failure;
-    const seq = msg.sequence;
     if (!this.isNewSequence(seq)) return false;
-    const encoded = msg.encoded;
     let tail = this.slices[this.slices.length - 1];
     if (this.startsOver(seq)) {
       // Every message of the tail is dropped: it is kept only if this one continues it.
@@ -149,10 +165,12 @@ export class FileMsgStore extends MsgStoreBase {
     if (tail === undefined || this.isFull(tail)) {
       tail = this.newSlice();
     }
-    const ts = msg.timestamp;
-    tail.append(seq, ts.low, ts.high, encoded);
-    this.remember(seq, encoded, ts.low, ts.high);
-    this.added(seq, encoded.length + MSG_OVERHEAD);
+    // As int32 halves, as the slices and the ring keep them (callers give either form).
+    const low = tsLow | 0;
+    const high = tsHigh | 0;
+    tail.append(seq, low, high, buf, start, end);
+    this.remember(seq, buf.buffer, buf.byteOffset + start, end - start, low, high);
+    this.added(seq, end - start + MSG_OVERHEAD);
     this.ctx.onStored?.();
     return true;
   }
@@ -345,15 +363,21 @@ export class FileMsgStore extends MsgStoreBase {
 
   // ---- reads -------------------------------------------------------------------
 
-  private remember(seq: number, encoded: Uint8Array, tsLow: number, tsHigh: number): void {
+  private remember(
+    seq: number,
+    bytes: ArrayBufferLike,
+    offset: number,
+    n: number,
+    tsLow: number,
+    tsHigh: number,
+  ): void {
     if (this.ringCount > this.mask) {
       if (this.mask + 1 < RING_MAX) this.growRing();
       else this.forgetOldest();
     }
     const i = seq & this.mask;
-    const n = encoded.length;
-    this.ringBufs[i] = encoded.buffer;
-    this.ringOffsets[i] = encoded.byteOffset;
+    this.ringBufs[i] = bytes;
+    this.ringOffsets[i] = offset;
     this.ringLengths[i] = n;
     this.ringTsLow[i] = tsLow;
     this.ringTsHigh[i] = tsHigh;

@@ -142,6 +142,27 @@ export function putRecord(
   return pos + RECORD_HEADER_SIZE + payload.length;
 }
 
+/**
+ * A message's record, its payload being `src[start, end)` (the publish path's bytes,
+ * without a view of them): size, then the payload copied, then its CRC taken from the
+ * copy, which is already in the cache. Returns the end.
+ */
+export function putMsgRecord(
+  out: Buffer,
+  pos: number,
+  src: Buffer,
+  start: number,
+  end: number,
+  crc: Crc32,
+): number {
+  const n = end - start;
+  const at = pos + RECORD_HEADER_SIZE;
+  putU32(out, pos, n);
+  copyBytes(src, start, out, at, n);
+  putU32(out, pos + 4, crc.bytes(out, at, at + n));
+  return at + n;
+}
+
 export function typedSize(type: number, size: number): number {
   return ((type << 24) | size) >>> 0;
 }
@@ -218,6 +239,19 @@ export const IDX_SIZE = 24;
 export function copySmall(src: Buffer, from: number, dst: Buffer, at: number, n: number): void {
   for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
 }
+
+/**
+ * Copies src[from..from+n) to dst[at..]: a loop for short spans, else the typed-array
+ * copy of a view (Buffer#copy makes the same view after checking its arguments).
+ */
+export function copyBytes(src: Buffer, from: number, dst: Buffer, at: number, n: number): void {
+  if (n < COPY_LOOP_MAX) {
+    for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+  } else {
+    dst.set(new Uint8Array(src.buffer, src.byteOffset + from, n), at);
+  }
+}
+const COPY_LOOP_MAX = 64;
 
 /** Appends a varint (a safe non-negative integer) at `pos`; returns the end. */
 export function putVarint(out: Buffer, pos: number, value: number): number {

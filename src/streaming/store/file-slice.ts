@@ -20,7 +20,7 @@ import {
   fileHeader,
   getU64,
   putIndexRecord,
-  putRecord,
+  putMsgRecord,
 } from './file-record.js';
 
 export function datName(num: number): string {
@@ -84,13 +84,14 @@ export class Slice {
     return this.firstSeq + this.count - 1;
   }
 
-  /** Appends a message to both files and to the resident index. */
-  append(seq: number, tsLow: number, tsHigh: number, encoded: Uint8Array): void {
+  /** Appends the message marshaled at `src[start, end)` to both files and to the resident index. */
+  append(seq: number, tsLow: number, tsHigh: number, src: Buffer, start: number, end: number): void {
     const dat = this.dat;
     const offset = dat.size;
-    const recLen = RECORD_HEADER_SIZE + encoded.length;
+    const size = end - start;
+    const recLen = RECORD_HEADER_SIZE + size;
     const buf = dat.room(recLen);
-    putRecord(buf, dat.pos, encoded.length, encoded, this.crc);
+    putMsgRecord(buf, dat.pos, src, start, end, this.crc);
     dat.commit(recLen);
     let index = this.index ?? this.loadIndexSync();
     const at = this.count * INDEX_RECORD_SIZE;
@@ -99,7 +100,7 @@ export class Slice {
       index.copy(grown, 0, 0, at);
       this.index = index = grown;
     }
-    putIndexRecord(index, at, seq, offset, tsLow, tsHigh, encoded.length, this.crc);
+    putIndexRecord(index, at, seq, offset, tsLow, tsHigh, size, this.crc);
     const idx = this.idx;
     copySmall(index, at, idx.room(INDEX_RECORD_SIZE), idx.pos, INDEX_RECORD_SIZE);
     idx.commit(INDEX_RECORD_SIZE);
@@ -112,8 +113,8 @@ export class Slice {
     this.lastTsHigh = tsHigh;
     this.lastTsLow = tsLow;
     this.count++;
-    this.liveBytes += encoded.length + MSG_OVERHEAD;
-    this.totalBytes += encoded.length + MSG_OVERHEAD;
+    this.liveBytes += size + MSG_OVERHEAD;
+    this.totalBytes += size + MSG_OVERHEAD;
   }
 
   /** Offset in the .dat of message `seq`'s record (index resident). */
