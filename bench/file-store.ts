@@ -1,8 +1,10 @@
 // The FILE store alone, without NATS, beside the MEMORY store: what the store costs
 // per message on the three paths the streaming server drives, measured apart from
 // the protocol.
-//   store    messages stored in batches of BATCH, one flush each (as the server
-//            does per event-loop turn: with file_sync, a flush is on disk)
+//   store    messages stored as the publish path stores them (marshaled into slabs,
+//            storeRange) in batches of BATCH, one flush each (as the server does per
+//            event-loop turn: with file_sync, a flush is on disk); [main thread]
+//            is the event loop's share of the CPU per message (Linux)
 //   deliver  a subscription's round trip per message: sent (a subs.dat record),
 //            acked (another), in batches of BATCH
 //   read     every message looked up in sequence order, as a subscription catching
@@ -26,7 +28,7 @@ import { crc32 } from 'node:zlib';
 import { CRC_IEEE, Crc32 } from '../src/streaming/store/file-record.js';
 import { SeqSet } from '../src/streaming/store/seq-set.js';
 import { FileStore, MemoryStore, type Store } from '../src/streaming/store/index.js';
-import { readInOrder, storeInBatches } from './store-load.js';
+import { mainThreadCpuMicros, publishInBatches, readInOrder } from './store-load.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '200000');
@@ -59,8 +61,10 @@ async function run(label: string, store: Store): Promise<void> {
 
   let start = performance.now();
   cpu = process.cpuUsage();
-  await storeInBatches(store, msgs, N, BATCH, data);
-  const stored = rate(performance.now() - start);
+  const main = mainThreadCpuMicros();
+  await publishInBatches(store, msgs, N, BATCH, data);
+  const mainUs = main === undefined ? NaN : (mainThreadCpuMicros()! - main) / N;
+  const stored = `${rate(performance.now() - start)} [main thread ${mainUs.toFixed(2)} µs]`;
 
   const sub = subs.create({
     clientID: 'bench',

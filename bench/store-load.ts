@@ -1,7 +1,12 @@
 // The load the store benchmarks put on a channel, as the streaming server drives a
 // store: messages stored in batches with one flush each (one event-loop turn's
 // publishes), and every message looked up in sequence order (a subscription catching up).
+import { readFileSync } from 'node:fs';
+import Long from 'long';
 import { nowNanos } from '../src/streaming/protocol/index.js';
+import { nowNanosInto } from '../src/streaming/protocol/int64.js';
+import { writeMsgProtoRange } from '../src/streaming/protocol/msgproto.js';
+import { Slabs } from '../src/streaming/protocol/slabs.js';
 import { makeStoredMsg, type MsgStore, type Store } from '../src/streaming/store/index.js';
 
 /** Stores messages 1..n of `data` on `msgs`, flushing `store` after every `batch`. */
@@ -20,6 +25,68 @@ export async function storeInBatches(
       msgs.store(makeStoredMsg(seq, nowNanos(), 'bench', '', data));
     }
     await store.flush();
+  }
+}
+
+/**
+ * Stores messages 1..n as the publish path does (handlers/publish.ts): each marshaled
+ * into slabs, then storeRange (store() where a store has none), a flush after every
+ * `batch`.
+ */
+export async function publishInBatches(
+  store: Store,
+  msgs: MsgStore,
+  n: number,
+  batch: number,
+  data: Buffer,
+): Promise<void> {
+  const slabs = new Slabs();
+  const clock = { low: 0, high: 0 };
+  const subject = Buffer.from('bench');
+  let seq = 0;
+  while (seq < n) {
+    const end = Math.min(n, seq + batch);
+    while (seq < end) {
+      seq++;
+      nowNanosInto(clock);
+      const size = writeMsgProtoRange(
+        slabs,
+        seq,
+        clock.low,
+        clock.high,
+        subject,
+        '',
+        data,
+        0,
+        data.length,
+      );
+      const at = slabs.start;
+      if (msgs.storeRange !== undefined) {
+        msgs.storeRange(seq, clock.low, clock.high, slabs.buf, at, at + size);
+      } else {
+        msgs.store({
+          sequence: seq,
+          timestamp: Long.fromBits(clock.low, clock.high),
+          encoded: slabs.buf.subarray(at, at + size),
+        });
+      }
+    }
+    await store.flush();
+  }
+}
+
+/**
+ * CPU time of this process's main thread so far, in microseconds (Linux: from /proc,
+ * in clock ticks of 10 ms; undefined elsewhere). The event loop's share of the work,
+ * apart from the thread pool's writes and the collector's helper threads.
+ */
+export function mainThreadCpuMicros(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
   }
 }
 
