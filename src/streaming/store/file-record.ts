@@ -144,8 +144,9 @@ export function putRecord(
 
 /**
  * A message's record, its payload being `src[start, end)` (the publish path's bytes,
- * without a view of them): size, then the payload copied, then its CRC taken from the
- * copy, which is already in the cache. Returns the end.
+ * kept where they are): size, CRC, payload. A short payload is copied in a loop, a
+ * longer one through one view of it, which also serves zlib's CRC past the table
+ * loop's sizes (no second view for it).
  */
 export function putMsgRecord(
   out: Buffer,
@@ -158,10 +159,20 @@ export function putMsgRecord(
   const n = end - start;
   const at = pos + RECORD_HEADER_SIZE;
   putU32(out, pos, n);
-  copyBytes(src, start, out, at, n);
-  putU32(out, pos + 4, crc.bytes(out, at, at + n));
+  if (n < COPY_LOOP_MAX) {
+    for (let i = 0; i < n; i++) out[at + i] = src[start + i]!;
+    putU32(out, pos + 4, crc.bytes(out, at, at + n));
+  } else {
+    const payload = new Uint8Array(src.buffer, src.byteOffset + start, n);
+    out.set(payload, at);
+    // The table loop reads the copy (a Buffer, as every other caller's: one shape).
+    putU32(out, pos + 4, n > SMALL ? crc.bytes(payload, 0, n) : crc.bytes(out, at, at + n));
+  }
   return at + n;
 }
+// Below this a loop copies faster than a view and a native copy (measured: 32 B 32 ns
+// against 52-58; 64 B 66 against 55).
+const COPY_LOOP_MAX = 48;
 
 export function typedSize(type: number, size: number): number {
   return ((type << 24) | size) >>> 0;
@@ -239,19 +250,6 @@ export const IDX_SIZE = 24;
 export function copySmall(src: Buffer, from: number, dst: Buffer, at: number, n: number): void {
   for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
 }
-
-/**
- * Copies src[from..from+n) to dst[at..]: a loop for short spans, else the typed-array
- * copy of a view (Buffer#copy makes the same view after checking its arguments).
- */
-export function copyBytes(src: Buffer, from: number, dst: Buffer, at: number, n: number): void {
-  if (n < COPY_LOOP_MAX) {
-    for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
-  } else {
-    dst.set(new Uint8Array(src.buffer, src.byteOffset + from, n), at);
-  }
-}
-const COPY_LOOP_MAX = 64;
 
 /** Appends a varint (a safe non-negative integer) at `pos`; returns the end. */
 export function putVarint(out: Buffer, pos: number, value: number): number {
