@@ -85,7 +85,14 @@ export class Slice {
   }
 
   /** Appends the message marshaled at `src[start, end)` to both files and to the resident index. */
-  append(seq: number, tsLow: number, tsHigh: number, src: Buffer, start: number, end: number): void {
+  append(
+    seq: number,
+    tsLow: number,
+    tsHigh: number,
+    src: Buffer,
+    start: number,
+    end: number,
+  ): void {
     const dat = this.dat;
     const offset = dat.size;
     const size = end - start;
