@@ -91,9 +91,9 @@ export class StreamingServer {
   lastPublished: Channel | null = null;
 
   inMsgs = 0;
-  inBytes = 0;
+  inBytes = -0; // doubles from the start, as the core's (server/server.ts)
   outMsgs = 0;
-  outBytes = 0;
+  outBytes = -0;
 
   // The publish batch of this turn: acks in arrival order, channels with new messages.
   private acks = new PubAckBatch();
