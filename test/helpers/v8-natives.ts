@@ -1,8 +1,8 @@
-// V8's own view of a value, for tests that guard the hidden-class rules of the hot
-// paths (DESIGN.md): a field that starts as a small integer and later gets a heap
-// number, or a double, retires its object's hidden class and deoptimizes the code
-// compiled around it. The natives are V8's test intrinsics, enabled in this test
-// process only.
+// V8's own view of a value, for tests that guard the hot paths' hidden classes: a
+// field that starts as a small integer and later gets a heap number retires its
+// object's hidden class and deoptimizes the code compiled around it, which a fresh
+// server pays in its first seconds (bench/RESULTS.md, "A fresh server's first
+// messages"). The natives are V8's test intrinsics, enabled in this test process only.
 import { runInThisContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 
