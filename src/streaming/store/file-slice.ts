@@ -50,13 +50,17 @@ export class Slice {
   liveBytes = 0;
   /** The same for every record, dropped ones included (the reference's slice size). */
   totalBytes = 0;
+  // These five start as doubles (-0): a low half is anywhere in the int32 range and
+  // Date.now() past 2^31, neither a small integer, and fields that start as small
+  // integers change the Slice's map at the first such value, deoptimizing append()
+  // and its callers in a fresh server's first publishes (--trace-generalization).
   /** Timestamp of the first and last record, as int64 halves (time searches). */
-  firstTsHigh = 0;
-  firstTsLow = 0;
-  lastTsHigh = 0;
-  lastTsLow = 0;
+  firstTsHigh = -0;
+  firstTsLow = -0;
+  lastTsHigh = -0;
+  lastTsLow = -0;
   /** When its first message was stored (slice_max_age), ms. */
-  createdAt = 0;
+  createdAt = -0;
   /** The index records in memory: count × 32 bytes are valid. */
   index: Buffer | undefined;
   loading: Promise<Buffer> | undefined;
