@@ -12,7 +12,7 @@ import type { Stream, StreamConsumer, StreamHost } from './stream.js';
 import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
-import { ackDseq, ackSseq, ackVerb, parseAckSubject } from './ack-subject.js';
+import { ackDseq, ackSseq, ackVerb, parseAckRange, parseAckSubject } from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
 
 interface Pending {
@@ -665,15 +665,49 @@ export class Consumer implements StreamConsumer {
   ): void => {
     // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>, read in place.
     if (!parseAckSubject(subject, this.ackPrefix.length)) return;
-    const sseq = ackSseq;
-    const dseq = ackDseq;
-    const verb = ackVerb(data);
-    switch (verb) {
+    this.acked(ackSseq, ackDseq, reply, data, 0, data.length);
+  };
+
+  /**
+   * An ack taken from the publisher's bytes (ack-tap.ts): the subject's numbers are
+   * `b[from, end)`, the reply `b[replyStart, replyEnd)` (replyStart < 0: none), the body
+   * `body[bodyStart, bodyEnd)`. Returns the subscription routing would have delivered it
+   * to, or null when this consumer no longer listens.
+   */
+  takeAck(
+    b: Buffer,
+    from: number,
+    end: number,
+    replyStart: number,
+    replyEnd: number,
+    body: Buffer,
+    bodyStart: number,
+    bodyEnd: number,
+  ): Subscription | null {
+    const sub = this.ackSub;
+    if (sub === null || sub.closed) return null;
+    if (parseAckRange(b, from, end)) {
+      const reply = replyStart >= 0 ? b.toString('latin1', replyStart, replyEnd) : null;
+      this.acked(ackSseq, ackDseq, reply, body, bodyStart, bodyEnd);
+    }
+    return sub;
+  }
+
+  /** One ack of `sseq` / `dseq` with the body `body[start, end)`. */
+  private acked(
+    sseq: number,
+    dseq: number,
+    reply: string | null,
+    body: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    switch (ackVerb(body, start, end)) {
       case '+ACK':
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, data.toString('latin1', 4).trim());
+        this.nak(sseq, body.toString('latin1', start + 4, end).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -684,7 +718,10 @@ export class Consumer implements StreamConsumer {
       case '+NXT': {
         this.ack(sseq, dseq);
         if (reply !== null && reply !== '') {
-          this.nextRequest(reply, Buffer.from(data.toString('latin1', 4).trim(), 'latin1'));
+          this.nextRequest(
+            reply,
+            Buffer.from(body.toString('latin1', start + 4, end).trim(), 'latin1'),
+          );
         }
         return;
       }
@@ -695,7 +732,7 @@ export class Consumer implements StreamConsumer {
     if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
     this.touch();
     this.kick();
-  };
+  }
 
   private ack(sseq: number, dseq: number): void {
     const policy = this.cfg.ackPolicy;

@@ -9,6 +9,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
+import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
 import type { ClientListener, Transport } from './transport.js';
@@ -436,6 +437,12 @@ export class Client implements ParserHandler {
     if (!this.checkAuthorized()) return;
     const b = p.argBuf;
     const start = p.subjectStart;
+    // JetStream's acks: taken from the read buffer while nothing else could want them.
+    const tap = this.account.tap !== null ? this.account.tapFor(b, start, p.subjectEnd) : null;
+    if (tap !== null && this.perms === null && !this.pedantic && !this.server.logger.traceEnabled) {
+      this.onTappedMsg(p, tap);
+      return;
+    }
     const len = p.subjectEnd - start;
     // Publishers tend to repeat a subject: compare bytes before making a string.
     let subject: string;
@@ -487,6 +494,49 @@ export class Client implements ParserHandler {
     if (invalidSubject) return;
     const delivered = this.account.route(this, subject, p);
     if (delivered === 0 && this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
+  }
+
+  /**
+   * onMsg for a publish an account's tap takes (publish-tap.ts): what onMsg does for a
+   * publisher without permissions, trace or pedantic mode, but no subject string and no
+   * routing. The tap's subscription is counted as a delivery would count it.
+   */
+  private onTappedMsg(p: Parser, tap: PublishTap): void {
+    const size = p.size;
+    this.inMsgs++;
+    this.inBytes += size;
+    const server = this.server;
+    server.inMsgs++;
+    server.inBytes += size;
+    const b = p.argBuf;
+    if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
+      this.sendErr(
+        `Permissions Violation for Publish with Reply of ${goQuote(b.toString('latin1', p.replyStart, p.replyEnd))}`,
+      );
+      return;
+    }
+    if (this.verbose) this.send(OK);
+    const dataStart = p.hdr >= 0 ? p.payloadStart + p.hdr : p.payloadStart;
+    const sub = tap.take(
+      b,
+      p.subjectStart,
+      p.subjectEnd,
+      p.replyStart,
+      p.replyEnd,
+      p.payload,
+      dataStart,
+      p.payloadEnd,
+    );
+    if (sub === null) {
+      if (this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
+      return;
+    }
+    sub.delivered++;
+    const owner = sub.client;
+    owner.outMsgs++;
+    owner.outBytes += size;
+    server.outMsgs++;
+    server.outBytes += size;
   }
 
   onErr(buf: Buffer, start: number, end: number): void {
