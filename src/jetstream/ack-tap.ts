@@ -38,14 +38,18 @@ export class AckTap implements PublishTap {
   ): Subscription | null {
     const keyStart = subjectStart + PREFIX.length;
     // `<stream>.<consumer>.` and at least one token after it, none of them empty: what
-    // the consumer's subscription `$JS.ACK.<stream>.<consumer>.>` matches.
-    const streamEnd = b.indexOf(DOT, keyStart);
-    if (streamEnd <= keyStart || streamEnd >= subjectEnd) return null;
-    const keyEnd = b.indexOf(DOT, streamEnd + 1);
-    if (keyEnd <= streamEnd + 1 || keyEnd >= subjectEnd - 1) return null;
-    for (let i = keyEnd; i < subjectEnd; i++) {
-      if (b[i] === DOT && (i === subjectEnd - 1 || b[i + 1] === DOT)) return null;
+    // the consumer's subscription `$JS.ACK.<stream>.<consumer>.>` matches. One pass.
+    let streamEnd = -1;
+    let keyEnd = -1;
+    let tokenStart = keyStart;
+    for (let i = keyStart; i < subjectEnd; i++) {
+      if (b[i] !== DOT) continue;
+      if (i === tokenStart) return null;
+      if (streamEnd < 0) streamEnd = i;
+      else if (keyEnd < 0) keyEnd = i;
+      tokenStart = i + 1;
     }
+    if (keyEnd < 0 || tokenStart === subjectEnd) return null;
     const consumer = this.find(b, keyStart, streamEnd, keyEnd);
     if (consumer === null) return null;
     return consumer.takeAck(
