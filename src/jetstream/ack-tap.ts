@@ -22,9 +22,21 @@ export class AckTap implements PublishTap {
   private last: Consumer | null = null;
 
   constructor(
-    readonly owner: Client,
+    private readonly owner: Client,
     private readonly streams: ReadonlyMap<string, Stream>,
   ) {}
+
+  /**
+   * A consumer's own ack subscription, `$JS.ACK.<stream>.<consumer>.>`: not a stream's
+   * subscription on such subjects (a stream may store acks), nor anyone else's.
+   */
+  stands(sub: Subscription): boolean {
+    if (sub.client !== this.owner || sub.internal === null || sub.max !== 0) return false;
+    const t = sub.subject.split('.');
+    if (t.length !== 5 || t[4] !== '>') return false;
+    const consumer = this.streams.get(t[2]!)?.consumers.get(t[3]!);
+    return consumer instanceof Consumer && consumer.acksOn(sub);
+  }
 
   take(
     b: Buffer,

@@ -693,6 +693,11 @@ export class Consumer implements StreamConsumer {
     return sub;
   }
 
+  /** Whether `sub` is this consumer's ack subscription. */
+  acksOn(sub: Subscription): boolean {
+    return sub === this.ackSub;
+  }
+
   /** One ack of `sseq` / `dseq` with the body `body[start, end)`. */
   private acked(
     sseq: number,

@@ -62,8 +62,8 @@ export class Account {
 
   /**
    * The tap that may take a publish to `b[start, end)` in place of routing, or null:
-   * the subject lies under its prefix, no route or account link could want it, and every
-   * subscription matching the prefix is the tap owner's (checked again after each change
+   * the subject lies under its prefix, no route or account link could want it, and the tap
+   * stands for every subscription matching the prefix (checked again after each change
    * of the index).
    */
   tapFor(b: Buffer, start: number, end: number): PublishTap | null {
@@ -72,11 +72,7 @@ export class Account {
     if (this.routeSubs !== 0 || this.links !== null) return null;
     const sublist = this.sublist;
     if (this.tapGen !== sublist.genid) {
-      const owner = tap.owner;
-      this.tapClear = sublist.onlyUnder(
-        tap.tokens,
-        (sub) => sub.client === owner && sub.internal !== null && sub.max === 0,
-      );
+      this.tapClear = sublist.onlyUnder(tap.tokens, (sub) => tap.stands(sub));
       this.tapGen = sublist.genid;
     }
     return this.tapClear ? tap : null;

@@ -5,7 +5,6 @@
 // takes such publishes from the publisher's read buffer instead, while the account's
 // index says that routing could reach nobody else (Account.tapFor).
 
-import type { Client } from './client.js';
 import type { Subscription } from './subscription.js';
 
 export interface PublishTap {
@@ -13,15 +12,19 @@ export interface PublishTap {
   readonly prefix: Buffer;
   /** The same tokens, for the index (`['$JS', 'ACK']`). */
   readonly tokens: readonly string[];
-  /** The in-process client whose subscriptions under the prefix the tap stands for. */
-  readonly owner: Client;
+  /**
+   * Whether the tap stands for `sub` (an in-process subscription it delivers to itself):
+   * while every subscription that can match the prefix is one, routing could reach no
+   * one else, and the tap takes the prefix's publishes.
+   */
+  stands(sub: Subscription): boolean;
   /**
    * Takes one publish: its subject is `b[subjectStart, subjectEnd)`, its reply
    * `b[replyStart, replyEnd)` (replyStart < 0 for none), its payload without headers
    * `payload[dataStart, dataEnd)`, none of which may be kept. Returns the subscription
    * that routing would have delivered it to, or null when none matches the subject
-   * (nothing was delivered). Called only while every subscription matching the prefix
-   * is the owner's.
+   * (nothing was delivered). Called only while the tap stands for every subscription
+   * matching the prefix.
    */
   take(
     b: Buffer,

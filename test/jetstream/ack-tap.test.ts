@@ -138,3 +138,16 @@ test('acks for no consumer get no-responders, as routing gives them', async () =
     assert.deepEqual(await ackState(nc), [0, 0]);
   });
 });
+
+test('a stream on $JS.ACK.> stores the acks while the consumer takes them', async () => {
+  await withJs(async (nc) => {
+    await setUp(nc, 3);
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'ACKS', subjects: ['$JS.ACK.>'] });
+    const msgs = await fetchAll(nc, 3);
+    for (const m of msgs) m.ack();
+    await nc.flush();
+    assert.deepEqual(await ackState(nc), [0, 3]);
+    assert.equal((await jsm.streams.info('ACKS')).state.messages, 3);
+  });
+});
