@@ -2,9 +2,11 @@
 // message passes here (`$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>`
 // with `+ACK`, `-NAK`, `+WPI`, `+TERM`, `+NXT` or an empty body).
 
-/** What parseAckSubject read: module fields, so that an ack allocates nothing. */
+/** What parseAckRange read: module fields, so that an ack allocates nothing. */
 export let ackSseq = 0;
 export let ackDseq = 0;
+/** Whether the last subject parsed had an empty token (one no subscription matches). */
+export let ackEmptyToken = false;
 
 /**
  * Reads `<dc>.<sseq>.<dseq>.<ts>.<pending>` from `b[from, end)`, the bytes after an ack
@@ -16,9 +18,13 @@ export function parseAckRange(b: Buffer, from: number, end: number): boolean {
   let value = 0;
   let digits = 0;
   let numeric = true;
+  let tokenStart = from;
+  ackEmptyToken = false;
   for (let i = from; i <= end; i++) {
     const c = i < end ? b[i]! : DOT;
     if (c === DOT) {
+      if (i === tokenStart) ackEmptyToken = true;
+      tokenStart = i + 1;
       if (token === 1 || token === 2) {
         if (digits === 0 || !numeric || !Number.isSafeInteger(value)) return false;
         if (token === 1) ackSseq = value;

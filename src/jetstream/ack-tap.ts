@@ -50,18 +50,20 @@ export class AckTap implements PublishTap {
   ): Subscription | null {
     const keyStart = subjectStart + PREFIX.length;
     // `<stream>.<consumer>.` and at least one token after it, none of them empty: what
-    // the consumer's subscription `$JS.ACK.<stream>.<consumer>.>` matches. One pass.
+    // the consumer's subscription `$JS.ACK.<stream>.<consumer>.>` matches (the consumer
+    // checks the tokens after it as it reads them).
     let streamEnd = -1;
     let keyEnd = -1;
-    let tokenStart = keyStart;
     for (let i = keyStart; i < subjectEnd; i++) {
       if (b[i] !== DOT) continue;
-      if (i === tokenStart) return null;
-      if (streamEnd < 0) streamEnd = i;
-      else if (keyEnd < 0) keyEnd = i;
-      tokenStart = i + 1;
+      if (streamEnd < 0) {
+        streamEnd = i;
+      } else {
+        keyEnd = i;
+        break;
+      }
     }
-    if (keyEnd < 0 || tokenStart === subjectEnd) return null;
+    if (streamEnd <= keyStart || keyEnd <= streamEnd + 1 || keyEnd === subjectEnd - 1) return null;
     const consumer = this.find(b, keyStart, streamEnd, keyEnd);
     if (consumer === null) return null;
     return consumer.takeAck(

@@ -12,7 +12,14 @@ import type { Stream, StreamConsumer, StreamHost } from './stream.js';
 import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
-import { ackDseq, ackSseq, ackVerb, parseAckRange, parseAckSubject } from './ack-subject.js';
+import {
+  ackDseq,
+  ackEmptyToken,
+  ackSseq,
+  ackVerb,
+  parseAckRange,
+  parseAckSubject,
+} from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
 
 interface Pending {
@@ -89,7 +96,12 @@ export class Consumer implements StreamConsumer {
   private interestRetryMs = INTEREST_RETRY_MS;
   /** sample_freq as a percentage (0: no ack metrics). */
   private readonly sampleFreq: number;
-  private lastActive = 0;
+  /**
+   * Activity (a delivery, an ack, a request) since the heartbeat timer's last tick and
+   * since the inactivity timer was armed: flags, not a clock reading per ack.
+   */
+  private activeSinceBeat = false;
+  private activeSinceArmed = false;
   /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
   private lastDelivered = 0;
   private lastAcked = 0;
@@ -672,7 +684,8 @@ export class Consumer implements StreamConsumer {
    * An ack taken from the publisher's bytes (ack-tap.ts): the subject's numbers are
    * `b[from, end)`, the reply `b[replyStart, replyEnd)` (replyStart < 0: none), the body
    * `body[bodyStart, bodyEnd)`. Returns the subscription routing would have delivered it
-   * to, or null when this consumer no longer listens.
+   * to, or null when it would have delivered it to no one (this consumer no longer
+   * listens, or the subject has an empty token).
    */
   takeAck(
     b: Buffer,
@@ -686,7 +699,10 @@ export class Consumer implements StreamConsumer {
   ): Subscription | null {
     const sub = this.ackSub;
     if (sub === null || sub.closed) return null;
-    if (parseAckRange(b, from, end)) {
+    const isAck = parseAckRange(b, from, end);
+    // An empty token: the subscription does not match, nothing was delivered.
+    if (ackEmptyToken) return null;
+    if (isAck) {
       const reply = replyStart >= 0 ? b.toString('latin1', replyStart, replyEnd) : null;
       this.acked(ackSseq, ackDseq, reply, body, bodyStart, bodyEnd);
     }
@@ -938,9 +954,13 @@ export class Consumer implements StreamConsumer {
 
   private armHeartbeat(): void {
     const ms = Math.max(1, Math.round(this.cfg.heartbeat / MS));
+    this.activeSinceBeat = false;
     this.hbTimer = setInterval(() => {
       if (this.closed) return;
-      if (Date.now() - this.lastActive < ms) return;
+      if (this.activeSinceBeat) {
+        this.activeSinceBeat = false;
+        return;
+      }
       let hdr = this.heartbeatHeader();
       if (this.fcReply !== '') {
         const t = hdr.toString('latin1');
@@ -963,7 +983,8 @@ export class Consumer implements StreamConsumer {
   }
 
   private touch(): void {
-    this.lastActive = Date.now();
+    this.activeSinceBeat = true;
+    this.activeSinceArmed = true;
     if (this.durable && this.cfg.inactiveThreshold === 0) return;
     if (this.inactiveTimer !== null) return;
     this.armInactive();
@@ -971,13 +992,14 @@ export class Consumer implements StreamConsumer {
 
   private armInactive(): void {
     const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+    this.activeSinceArmed = false;
     this.inactiveTimer = setTimeout(() => {
       this.inactiveTimer = null;
       if (this.closed) return;
       const active = this.isPush
         ? this.host.hasInterest(this.cfg.deliverSubject)
         : this.waiting.length > 0;
-      if (active || Date.now() - this.lastActive < ms) this.armInactive();
+      if (active || this.activeSinceArmed) this.armInactive();
       else this.onInactive(this);
     }, ms);
     this.inactiveTimer.unref();
