@@ -462,12 +462,8 @@ export class Client implements ParserHandler {
         this.lastSubjectLen = len;
       }
     }
-    const size = p.size;
-    this.inMsgs++;
-    this.inBytes += size;
+    this.countIn(p.size);
     const server = this.server;
-    server.inMsgs++;
-    server.inBytes += size;
     if (server.logger.traceEnabled) this.tracePub(p, subject);
     // description: an invalid subject in pedantic mode drops the message (the
     // reference still delivers it); every reply byte stays the reference's: this
@@ -484,12 +480,7 @@ export class Client implements ParserHandler {
       this.sendErr(denied);
       return;
     }
-    if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
-      this.sendErr(
-        `Permissions Violation for Publish with Reply of ${goQuote(b.toString('latin1', p.replyStart, p.replyEnd))}`,
-      );
-      return;
-    }
+    if (this.refusedReply(p)) return;
     if (this.verbose) this.send(OK);
     if (invalidSubject) return;
     const delivered = this.account.route(this, subject, p);
@@ -503,19 +494,10 @@ export class Client implements ParserHandler {
    */
   private onTappedMsg(p: Parser, tap: PublishTap): void {
     const size = p.size;
-    this.inMsgs++;
-    this.inBytes += size;
-    const server = this.server;
-    server.inMsgs++;
-    server.inBytes += size;
-    const b = p.argBuf;
-    if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
-      this.sendErr(
-        `Permissions Violation for Publish with Reply of ${goQuote(b.toString('latin1', p.replyStart, p.replyEnd))}`,
-      );
-      return;
-    }
+    this.countIn(size);
+    if (this.refusedReply(p)) return;
     if (this.verbose) this.send(OK);
+    const b = p.argBuf;
     const dataStart = p.hdr >= 0 ? p.payloadStart + p.hdr : p.payloadStart;
     const sub = tap.take(
       b,
@@ -535,8 +517,25 @@ export class Client implements ParserHandler {
     const owner = sub.client;
     owner.outMsgs++;
     owner.outBytes += size;
-    server.outMsgs++;
-    server.outBytes += size;
+    this.server.outMsgs++;
+    this.server.outBytes += size;
+  }
+
+  /** A publish of `size` bytes came in: the connection's and the server's counts. */
+  private countIn(size: number): void {
+    this.inMsgs++;
+    this.inBytes += size;
+    const server = this.server;
+    server.inMsgs++;
+    server.inBytes += size;
+  }
+
+  /** A reply subject with a reserved prefix: refused with the reference's -ERR. */
+  private refusedReply(p: Parser): boolean {
+    if (p.replyStart < 0 || !isReservedReply(p.argBuf, p.replyStart, p.replyEnd)) return false;
+    const reply = p.argBuf.toString('latin1', p.replyStart, p.replyEnd);
+    this.sendErr(`Permissions Violation for Publish with Reply of ${goQuote(reply)}`);
+    return true;
   }
 
   onErr(buf: Buffer, start: number, end: number): void {

@@ -367,8 +367,7 @@ function isEmptyLevel<S extends Indexed>(level: Level<S>): boolean {
 function isBare<S extends Indexed>(node: Node<S> | null): boolean {
   if (node === null) return true;
   let none = true;
-  const nodes = { nodes: new Map<string, Node<S>>(), pwc: node, fwc: null };
-  walkLevel(nodes, () => {
+  walkNode(node, () => {
     none = false;
   });
   return none;
@@ -378,10 +377,12 @@ function walkLevel<S extends Indexed>(level: Level<S>, visit: (sub: S) => void):
   const nodes: Node<S>[] = [...level.nodes.values()];
   if (level.pwc !== null) nodes.push(level.pwc);
   if (level.fwc !== null) nodes.push(level.fwc);
-  for (const node of nodes) {
-    for (const s of node.psubs) visit(s);
-    if (node.qsubs !== null)
-      for (const members of node.qsubs.values()) for (const s of members) visit(s);
-    if (node.next !== null) walkLevel(node.next, visit);
-  }
+  for (const node of nodes) walkNode(node, visit);
+}
+
+function walkNode<S extends Indexed>(node: Node<S>, visit: (sub: S) => void): void {
+  for (const s of node.psubs) visit(s);
+  if (node.qsubs !== null)
+    for (const members of node.qsubs.values()) for (const s of members) visit(s);
+  if (node.next !== null) walkLevel(node.next, visit);
 }
