@@ -723,6 +723,11 @@ export class Consumer implements StreamConsumer {
     start: number,
     end: number,
   ): void {
+    // Deliveries wait on an ack only at max_ack_pending (deliverLoop), or with
+    // redeliveries queued (-NAK): otherwise the ack has nothing to start.
+    const cfg = this.cfg;
+    const blocked =
+      cfg.ackPolicy !== 'none' && cfg.maxAckPending > 0 && this.pending.size >= cfg.maxAckPending;
     switch (ackVerb(body, start, end)) {
       case '+ACK':
         this.ack(sseq, dseq);
@@ -752,7 +757,7 @@ export class Consumer implements StreamConsumer {
     // AckSync: an empty reply once the ack is processed.
     if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
     this.touch();
-    this.kick();
+    if (blocked || this.rdq.length > 0) this.kick();
   }
 
   private ack(sseq: number, dseq: number): void {

@@ -5,7 +5,15 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AckPolicy, connect, Empty, type JsMsg, type NatsConnection } from 'nats';
+import {
+  AckPolicy,
+  connect,
+  createInbox,
+  Empty,
+  type JsMsg,
+  type Msg,
+  type NatsConnection,
+} from 'nats';
 import { withServer } from '../helpers/server.js';
 import type { RunningServer } from '../../src/index.js';
 
@@ -149,5 +157,47 @@ test('a stream on $JS.ACK.> stores the acks while the consumer takes them', asyn
     await nc.flush();
     assert.deepEqual(await ackState(nc), [0, 3]);
     assert.equal((await jsm.streams.info('ACKS')).state.messages, 3);
+  });
+});
+
+test('at max_ack_pending an ack lets the next message go; a -NAK redelivers', async () => {
+  await withJs(async (nc) => {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: 'A', subjects: ['a'] });
+    const js = nc.jetstream();
+    for (let i = 0; i < 4; i++) await js.publish('a', enc.encode(String(i)));
+    const inbox = createInbox();
+    const got: Msg[] = [];
+    let wake: () => void = () => {};
+    nc.subscribe(inbox, {
+      callback: (_e, m) => {
+        got.push(m);
+        wake();
+      },
+    });
+    const until = (n: number): Promise<void> =>
+      new Promise((resolve) => {
+        wake = () => {
+          if (got.length >= n) resolve();
+        };
+        wake();
+      });
+    await jsm.consumers.add('A', {
+      durable_name: 'c',
+      deliver_subject: inbox,
+      ack_policy: AckPolicy.Explicit,
+      max_ack_pending: 2,
+    });
+    await until(2);
+    await nc.flush();
+    const held = await jsm.consumers.info('A', 'c');
+    assert.deepEqual([held.num_ack_pending, held.num_pending, got.length], [2, 2, 2]);
+    got[0]!.respond(Empty);
+    await until(3);
+    assert.equal(new TextDecoder().decode(got[2]!.data), '2');
+    // A -NAK puts the message back at once (pending stays at the limit).
+    got[1]!.respond(enc.encode('-NAK'));
+    await until(4);
+    assert.equal(new TextDecoder().decode(got[3]!.data), '1');
   });
 });
