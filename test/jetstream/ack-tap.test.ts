@@ -15,6 +15,7 @@ import {
   type NatsConnection,
 } from 'nats';
 import { withServer } from '../helpers/server.js';
+import { consumerConfig } from './client.js';
 import type { RunningServer } from '../../src/index.js';
 
 const enc = new TextEncoder();
@@ -182,12 +183,15 @@ test('at max_ack_pending an ack lets the next message go; a -NAK redelivers', as
         };
         wake();
       });
-    await jsm.consumers.add('A', {
-      durable_name: 'c',
-      deliver_subject: inbox,
-      ack_policy: AckPolicy.Explicit,
-      max_ack_pending: 2,
-    });
+    await jsm.consumers.add(
+      'A',
+      consumerConfig({
+        durable_name: 'c',
+        deliver_subject: inbox,
+        ack_policy: AckPolicy.Explicit,
+        max_ack_pending: 2,
+      }),
+    );
     await until(2);
     await nc.flush();
     const held = await jsm.consumers.info('A', 'c');
