@@ -14,7 +14,16 @@ import {
   type QueuedIterator,
   type Subscription,
 } from 'nats';
-import { decodeChannel, decodeClient, decodeInfo, decodeSub, storedFromStream } from './codec.js';
+import {
+  decodeChannel,
+  decodeClient,
+  decodeInfo,
+  decodeSub,
+  readLeaderHeaders,
+  storedFromStream,
+  type LeaderHeaders,
+} from './codec.js';
+import { makeStoredMsg } from '../message.js';
 import type { JsChannel } from './channel.js';
 import type { JsEngine } from './engine.js';
 import { ChannelFollow } from './follow-channel.js';
@@ -44,6 +53,8 @@ export interface FollowTarget {
   warn(text: string): void;
 }
 
+const EMPTY = new Uint8Array(0);
+
 /** How long a promotion waits for the reads to deliver the last writes. */
 const CATCH_UP_MS = 5000;
 /** How often unmatched publishes and PubAcks are looked at (follow-channel.ts tick()). */
@@ -60,6 +71,32 @@ async function until(cond: () => boolean, ms: number): Promise<boolean> {
     await sleep(10);
   }
   return true;
+}
+
+/** The client's message as it holds it: the header block is the bytes before the data. */
+interface RawMsg {
+  _rdata?: unknown;
+  _msg?: { hdr?: unknown };
+}
+
+/** The raw header block of a message, null when the client does not show it. */
+function rawHeaders(m: Msg, data: Uint8Array): Uint8Array | null {
+  const raw = m as unknown as RawMsg;
+  const all = raw._rdata;
+  const hdr = raw._msg?.hdr;
+  if (!(all instanceof Uint8Array) || typeof hdr !== 'number' || hdr < 0) return null;
+  if (all.length - hdr !== data.length) return null;
+  return all.subarray(0, hdr);
+}
+
+/** The Leader's headers through the client's parser (a block readLeaderHeaders refused). */
+function leaderHeadersOf(m: Msg): LeaderHeaders | null {
+  const h = m.headers;
+  const expected = h?.get(EXPECTED_LAST_HEADER);
+  if (h === undefined || expected === undefined || !/^\d{1,15}$/.test(expected)) return null;
+  const reply = h.get(REPLY_HEADER);
+  const stored = storedFromStream(0, '', h.get(TIMESTAMP_HEADER), undefined, EMPTY);
+  return { expectedLast: Number(expected), timestamp: stored.timestamp, reply };
 }
 
 export class Follower {
@@ -137,28 +174,20 @@ export class Follower {
     const f = this.follows.get(m.subject.slice(this.subjectPrefix.length));
     if (f === undefined) return; // not known yet: read when its key arrives
     const ack = m.reply;
-    const expected = m.headers?.get(EXPECTED_LAST_HEADER);
-    const seq = expected === undefined || expected === '' ? NaN : Number(expected) + 1;
-    if (ack === undefined || !ack.startsWith(this.ackPrefix) || !Number.isSafeInteger(seq)) {
+    const data = m.data;
+    // The headers read in place (the client's parser costs a fifth of a Follower's time).
+    const raw = rawHeaders(m, data);
+    let h: LeaderHeaders | null = raw === null ? null : readLeaderHeaders(raw);
+    h ??= leaderHeadersOf(m);
+    if (ack === undefined || !ack.startsWith(this.ackPrefix) || h === null) {
       // Not a Leader's publish (a JetStream application's?): JetStream may store it,
       // and no PubAck of a Leader will say so.
       f.unconfirmable();
       return;
     }
     if (this.byAck.get(ack) !== f) this.byAck.set(ack, f);
-    const h = m.headers!;
-    const reply = h.get(REPLY_HEADER);
-    f.published(
-      seq,
-      ack,
-      storedFromStream(
-        seq,
-        f.ch.name,
-        h.get(TIMESTAMP_HEADER),
-        reply === '' ? undefined : reply,
-        m.data,
-      ),
-    );
+    const seq = h.expectedLast + 1;
+    f.published(seq, ack, makeStoredMsg(seq, h.timestamp, f.ch.name, h.reply, data));
   }
 
   /** A JetStream PubAck (or error: ignored) to a Leader's publish. */
