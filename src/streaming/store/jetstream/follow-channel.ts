@@ -205,8 +205,11 @@ export class ChannelFollow {
     this.readerToken++;
     this.reader?.stop();
     this.reader = undefined;
+    // What the read passed over (the stream dropped it by limits) is no longer wanted.
     const applied = this.applied;
     for (const seq of this.ready.keys()) if (seq <= applied) this.ready.delete(seq);
+    for (const seq of this.candidates.keys()) if (seq <= applied) this.candidates.delete(seq);
+    for (const seq of this.acks.keys()) if (seq <= applied) this.acks.delete(seq);
   }
 
   /**
