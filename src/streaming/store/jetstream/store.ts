@@ -484,7 +484,7 @@ export class JetStreamStore
 }
 
 /**
- * The number that ends an ack subject (`<inbox>.<channel index>`), -1 when it ends in
+ * The number that ends an ack subject (`<ack prefix>.<channel index>`), -1 when it ends in
  * anything else: read in place, as every PubAck comes through here.
  */
 function lastTokenNumber(subject: string): number {
