@@ -20,19 +20,13 @@ function block(fields: [string, string][]): Uint8Array {
 
 describe('clustered Follower: the Leader headers read in place', () => {
   it('longFromDecimal: every 1-19 digit decimal up to 2^63-1 as Long.fromString reads it', () => {
-    const values = [
-      '0',
-      '7',
-      '999999999',
-      '1000000000',
-      '4294967295',
-      '4294967296',
-      '281474976710656',
-      '9007199254740993',
-      '1795519269910123456',
-      '0000000000000000001',
-      Long.MAX_VALUE.toString(),
-    ];
+    // Around every power of two and of ten up to 2^63 - 1, then random ones.
+    const max = BigInt(Long.MAX_VALUE.toString());
+    const edges = new Set<bigint>([0n, max]);
+    for (let k = 0n; k < 63n; k++) for (const d of [-1n, 0n, 1n]) edges.add((1n << k) + d);
+    for (let k = 0n; k <= 18n; k++) for (const d of [-1n, 0n, 1n]) edges.add(10n ** k + d);
+    const values = [...edges].filter((v) => v >= 0n && v <= max).map(String);
+    values.push('0000000000000000001', '1795519269910123456');
     for (let i = 0; i < 2000; i++) {
       const len = 1 + (i % 19);
       let s = String(randomInt(1, 10));
