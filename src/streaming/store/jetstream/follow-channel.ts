@@ -78,10 +78,6 @@ export class ChannelFollow {
     return this.ch.msgs.lastSequence;
   }
 
-  get isReading(): boolean {
-    return this.reading;
-  }
-
   /** The Leader published `msg` (sequence `seq`) with PubAcks to `ack`. */
   published(seq: number, ack: string, msg: StoredMsg): void {
     if (seq <= this.applied) return;
