@@ -147,7 +147,11 @@ describe(
       // The last message's PubAck is missed and nothing follows it: the lone publish
       // makes the stream read after a moment.
       await leaderPublish(name, 45, 'm45', UNHEARD);
-      await eventually(() => mirror(name).length === 45, 'the last message read from the stream');
+      await eventually(
+        () => mirror(name).length === 45,
+        'the last message read from the stream',
+        15_000,
+      );
       assert.deepEqual(mirror(name), await stream(name));
       assert.deepEqual(
         mirror(name),
@@ -169,8 +173,8 @@ describe(
       publishOnly(name, 4, 'new4', NEW_LEADER);
       assert.match(await leaderPublish(name, 4, 'late4', OLD_LEADER), /wrong last sequence: 4/);
       await eventually(() => mirror(name).length === 4, 'the new Leader followed');
-      // Unmatched halves are looked at again after a moment: still nothing refused.
-      await sleep(1500);
+      // Unmatched halves make the stream read after two seconds: still nothing refused.
+      await sleep(2500);
       assert.deepEqual(mirror(name), ['1:old1', '2:old2', '3:new3', '4:new4']);
       assert.deepEqual(mirror(name), await stream(name));
     });

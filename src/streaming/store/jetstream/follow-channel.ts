@@ -19,8 +19,12 @@ import type { JsEngine } from './engine.js';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 
 const RETRY_MS = 500;
-/** Ticks without progress before an unmatched publish or PubAck makes the stream read. */
-const STALE_TICKS = 2;
+/**
+ * Ticks (of follow.ts, every 500 ms) without progress before an unmatched publish or
+ * PubAck makes the stream read: long enough that a PubAck slow to come back under load
+ * does not cause a read, short enough that a missed last message is soon read.
+ */
+const STALE_TICKS = 4;
 
 /** A publish heard for a sequence, waiting for its PubAck. */
 interface Candidate {
