@@ -125,7 +125,17 @@ export class Follower {
     this.ackPrefix = allAckSubjects(clusterId).slice(0, -1);
   }
 
+  /** Starts following; on failure nothing is left listening (the caller opens another). */
   async start(): Promise<void> {
+    try {
+      await this.listen();
+    } catch (err) {
+      this.stop();
+      throw err;
+    }
+  }
+
+  private async listen(): Promise<void> {
     const nc = this.engine.nc;
     // Listening before anything is read: what is published from now on is heard.
     this.msgSub = nc.subscribe(this.subjectPrefix + '>', {
