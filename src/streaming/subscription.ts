@@ -93,7 +93,8 @@ export class Sub {
 
   /** A pending message from the store (recovery): due for redelivery at once. */
   restorePending(seq: number): void {
-    this.pending.setOwn(seq, 0, false);
+    // Recovery restores before anything is sent: no own time is later than 0 yet.
+    this.pending.setOwn(seq, 0, true);
   }
 
   /** Drops every pending message (they went to other members). */
