@@ -15,7 +15,7 @@ import { Lease } from '../../src/streaming/cluster/lease.js';
 import { eventually } from './stan.js';
 
 const skip = skipWithoutNatsServer();
-const TIMING = { renewInterval: 100, leaseTimeout: 600, electionTimeout: 900 };
+const TIMING = { renewInterval: 100, leaseTimeout: 600, electionTimeout: 900, suspendLimit: 5000 };
 
 interface Node {
   readonly name: string;
@@ -26,6 +26,12 @@ interface Node {
 
 const dir = mkdtempSync(join(tmpdir(), 'wirebus-lease-'));
 let server: ChildProcess | undefined;
+/** `nats-server -js` on `port`, its store in `dir` (started again on the same ones). */
+function startServer(port: number): ChildProcess {
+  return spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
+    stdio: 'ignore',
+  });
+}
 const nodes: Node[] = [];
 after(async () => {
   for (const n of nodes) {
@@ -39,8 +45,13 @@ after(async () => {
 /** Every event of every node, in the order they happened. */
 const timeline: string[] = [];
 
-async function node(url: string, name: string): Promise<Node> {
-  const nc = await connect({ servers: url, reconnect: false });
+async function node(url: string, name: string, reconnect = false): Promise<Node> {
+  const nc = await connect({
+    servers: url,
+    reconnect,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 50,
+  });
   const kv = await nc.jetstream().views.kv('STAN_lease-test_lease', { history: 1, timeout: 300 });
   const events: string[] = [];
   const note = (e: string): void => {
@@ -52,6 +63,12 @@ async function node(url: string, name: string): Promise<Node> {
       note('elected');
       return Promise.resolve();
     },
+    suspended: () => {
+      note('suspended');
+    },
+    resumed: () => {
+      note('resumed');
+    },
     lost: (reason) => {
       note(`lost (${reason})`);
     },
@@ -62,12 +79,12 @@ async function node(url: string, name: string): Promise<Node> {
   return n;
 }
 
+let port = 0;
+
 describe('the Leader lease', { skip }, () => {
   it('one Leader; a cut-off Leader steps down before another is elected', async () => {
-    const port = await freePort();
-    server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
-      stdio: 'ignore',
-    });
+    port = await freePort();
+    server = startServer(port);
     const url = `nats://127.0.0.1:${port}`;
     await eventually(async () => {
       try {
@@ -103,16 +120,64 @@ describe('the Leader lease', { skip }, () => {
       );
       const second = all.find((n) => n.lease.role === 'Leader')!;
       assert.notEqual(second, first);
-      // The old Leader had stepped down before the new one was elected.
-      const lostAt = timeline.findIndex((e) => e.startsWith(`${first.name}:lost`));
+      // The old Leader had stopped acting (suspended) before the new one was elected,
+      // and steps down once its suspension lasted suspendLimit.
+      const suspendedAt = timeline.indexOf(`${first.name}:suspended`);
       const electedAt = timeline.lastIndexOf(`${second.name}:elected`);
-      assert.ok(lostAt >= 0 && lostAt < electedAt, timeline.join('\n'));
+      assert.ok(suspendedAt >= 0 && suspendedAt < electedAt, timeline.join('\n'));
+      await eventually(
+        () => first.events.some((e) => e.startsWith('lost')),
+        'the cut-off Leader steps down',
+        10_000,
+      );
       assert.match(first.events.at(-1)!, /could not renew the lease/);
+      assert.ok(!first.events.includes('resumed'), first.events.join(', '));
 
       // A Leader that stops releases the lease; the third node takes it.
       await second.lease.stop();
       const third = all.find((n) => n !== first && n !== second)!;
       await eventually(() => third.lease.role === 'Leader', 'the third node Leader', 10_000);
+    } finally {
+      clearInterval(poll);
+    }
+    assert.equal(maxLeaders, 1);
+  });
+  it('a Leader whose JetStream is away for longer than the lease is suspended, then resumes', async () => {
+    const url = `nats://127.0.0.1:${port}`;
+    const all = [
+      await node(url, 'd', true),
+      await node(url, 'e', true),
+      await node(url, 'f', true),
+    ];
+    let maxLeaders = 0;
+    const poll = setInterval(() => {
+      const leaders = all.filter((n) => n.lease.role === 'Leader').length;
+      maxLeaders = Math.max(maxLeaders, leaders);
+    }, 5);
+    try {
+      // The earlier test's nodes hold the bucket's key: take it over cleanly.
+      for (const n of nodes.filter((x) => !all.includes(x))) await n.lease.stop();
+      for (const n of all) n.lease.start();
+      await eventually(() => all.some((n) => n.lease.role === 'Leader'), 'a Leader', 10_000);
+      const leader = all.find((n) => n.lease.role === 'Leader')!;
+      // JetStream gone for twice the lease, then back (as a bucket without a raft
+      // leader while JetStream elects one): nobody can renew, read or take the lease.
+      const exited = new Promise((r) => server!.once('exit', r));
+      server!.kill('SIGKILL');
+      await exited;
+      await eventually(() => leader.events.includes('suspended'), 'the Leader suspended', 5000);
+      assert.notEqual(leader.lease.role, 'Leader');
+      await new Promise((r) => setTimeout(r, 2 * TIMING.leaseTimeout));
+      server = startServer(port);
+      await eventually(() => leader.events.includes('resumed'), 'the Leader resumed', 10_000).catch(
+        (err: unknown) => {
+          throw new Error(`${String(err)}\n${timeline.join('\n')}`);
+        },
+      );
+      await eventually(() => leader.lease.role === 'Leader', 'the same Leader', 5000);
+      // Nobody else was elected, and the Leader never stepped down.
+      for (const n of all) if (n !== leader) assert.ok(!n.events.includes('elected'), n.name);
+      assert.ok(!leader.events.some((e) => e.startsWith('lost')), leader.events.join(', '));
     } finally {
       clearInterval(poll);
     }

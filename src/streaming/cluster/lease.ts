@@ -10,11 +10,21 @@
 //   not the renewal loop, so a slow request cannot delay it). A renewal refused
 //   because the revision moved means someone else holds the lease: it steps down at
 //   once.
+// - A lease that ran out without being taken (no renewal got through: JetStream was
+//   electing the bucket's raft leader, the connection was moving to another server)
+//   suspends the Leader instead: it does nothing a client can see, and the renewals go
+//   on against its revision. One that succeeds proves nobody took the lease meanwhile
+//   (a take writes a new revision), so the Leader resumes where it stood; a refused one
+//   means another node holds it, and so does `suspendLimit` without success: then it
+//   steps down.
 // - Another node reads the key every renewInterval. Once it has seen the same
 //   revision for electionTimeout (> leaseTimeout) on its own clock, the Leader that
 //   wrote it has stepped down, whatever it is doing; then the node takes the lease
 //   with update(key, value, that revision), which JetStream accepts for one node only.
 //   A node that sees the lease released (a Leader that stopped cleanly) takes it at once.
+//   A read that fails starts that count again: a Leader suspended while the bucket had
+//   no raft leader renews within one interval once it has one, before anyone could
+//   take over.
 // - A missing key is created with create(), which also succeeds for one node only.
 //
 // Clocks: only durations on each node's monotonic clock are compared, never
@@ -36,6 +46,8 @@ export interface LeaseTiming {
   readonly renewInterval: number;
   readonly leaseTimeout: number;
   readonly electionTimeout: number;
+  /** How long a Leader whose lease ran out stays suspended before it steps down. */
+  readonly suspendLimit: number;
 }
 
 export type Role = 'Leader' | 'Follower' | 'Candidate';
@@ -43,6 +55,13 @@ export type Role = 'Leader' | 'Follower' | 'Candidate';
 export interface LeaseHooks {
   /** The lease is ours: become Leader (the lease is renewed meanwhile). */
   elected(): Promise<void>;
+  /**
+   * The lease ran out without being taken: do nothing a client can see (hold what
+   * comes in and what would go out) until resumed() or lost().
+   */
+  suspended(reason: string): void;
+  /** A renewal got through after suspended(): nobody else led meanwhile; carry on. */
+  resumed(): void;
   /** The lease is lost or was never usable: stop leading at once. */
   lost(reason: string): void;
   info(text: string): void;
@@ -79,6 +98,8 @@ export class Lease {
   private revision = 0;
   private validUntil = 0;
   private expiry: NodeJS.Timeout | undefined;
+  /** The lease ran out without a renewal: since when (0 while valid). */
+  private suspendedAt = 0;
   private loop: NodeJS.Timeout | undefined;
   private busy = false;
   private stopped = false;
@@ -197,6 +218,11 @@ export class Lease {
   private extend(sentAt: number): void {
     this.validUntil = sentAt + this.timing.leaseTimeout;
     this.watchExpiry();
+    if (this.suspendedAt !== 0 && now() < this.validUntil) {
+      this.suspendedAt = 0;
+      this.hooks.info(`clustered: node "${this.nodeId}" renewed its lease, serving again`);
+      this.hooks.resumed();
+    }
   }
 
   // A timer may fire a little before performance.now() reaches its time: look again.
@@ -206,13 +232,40 @@ export class Lease {
       () => {
         this.expiry = undefined;
         if (!this.leading) return;
-        if (now() >= this.validUntil) {
+        const t = now();
+        if (t < this.validUntil) {
+          this.watchExpiry();
+        } else if (this.promoting) {
+          // Nothing is served yet: no state worth keeping.
           this.lose(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
         } else {
-          this.watchExpiry();
+          if (this.suspendedAt === 0) {
+            this.suspendedAt = t;
+            this.hooks.suspended(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
+          }
+          this.watchSuspension();
         }
       },
       Math.max(1, Math.ceil(this.validUntil - now())),
+    );
+  }
+
+  /** A suspended Leader that cannot renew for suspendLimit steps down. */
+  private watchSuspension(): void {
+    this.expiry = setTimeout(
+      () => {
+        this.expiry = undefined;
+        if (!this.leading || this.suspendedAt === 0) return;
+        const waited = now() - this.suspendedAt;
+        if (waited >= this.timing.suspendLimit) {
+          this.lose(
+            `could not renew the lease for ${Math.round(waited + this.timing.leaseTimeout)} ms`,
+          );
+        } else {
+          this.watchSuspension();
+        }
+      },
+      Math.max(1, Math.ceil(this.suspendedAt + this.timing.suspendLimit - now())),
     );
   }
 
@@ -221,7 +274,9 @@ export class Lease {
     try {
       entry = await this.bucket.get(LEASE_KEY);
     } catch {
+      // The count starts again with the next read (see the top of this file).
       this.seenFresh = false;
+      this.seenRevision = -1;
       return;
     }
     const t = now();
@@ -276,6 +331,7 @@ export class Lease {
     this.leading = false;
     this.promoting = false;
     this.validUntil = 0;
+    this.suspendedAt = 0;
     if (this.expiry !== undefined) clearTimeout(this.expiry);
     this.seenRevision = -1;
     this.seenAt = now();

@@ -22,6 +22,13 @@ export interface ClusterHost {
   store: Store;
   /** The lease is ours and the store caught up: recover from it and serve. */
   promote(): Promise<void>;
+  /**
+   * The lease ran out without being taken: hold every request and everything that
+   * would go out, and write no state, until resume() or demote().
+   */
+  suspend(reason: string): void;
+  /** The lease is valid again and was never taken: carry on with what was held. */
+  resume(): void;
   /** Stop serving at once and forget the served state (the store is abandoned). */
   demote(reason: string): void;
   onChannelInactive(name: string): void;
@@ -65,6 +72,11 @@ export class ClusterMember {
 
   get role(): Role {
     return this.lease.role;
+  }
+
+  /** True while the lease is this node's and valid (serving, or promoting). */
+  get leaseValid(): boolean {
+    return this.lease.valid;
   }
 
   /** True while this node serves the streaming protocol. */
@@ -123,6 +135,13 @@ export class ClusterMember {
     }
     this.lease = new Lease(bucket, this.nodeId, h.serverId, o, {
       elected: () => this.elected(),
+      suspended: (reason) => {
+        h.logger.warn(`STAN: clustered: Leader suspended: ${reason}; waiting for JetStream`);
+        h.suspend(reason);
+      },
+      resumed: () => {
+        h.resume();
+      },
       lost: (reason) => {
         this.stepDown(reason);
       },

@@ -197,6 +197,19 @@ export class MessageWriter {
     }
   }
 
+  /**
+   * The Leader was suspended (no resends meanwhile): what is unacknowledged goes out
+   * again at the next check, and the time without progress counts from now.
+   */
+  resumed(channels: Iterable<JsChannel>): void {
+    const due = performance.now() - RETRY_MS - 1;
+    for (const ch of channels) {
+      if (ch.inflightCount === 0) continue;
+      ch.progressAt = due;
+      ch.retriedAt = 0;
+    }
+  }
+
   /** Resends what JetStream did not acknowledge; fails once it has been too long. */
   check(channels: Iterable<JsChannel>): void {
     const now = performance.now();
