@@ -51,7 +51,7 @@ export interface JetStreamStoreOptions extends StoreHooks {
 
 const DONE: Promise<void> = Promise.resolve();
 const RETRY_MS = 1000;
-const CHECK_MS = 250;
+const CHECK_MS = 100;
 const RECORD_DELAY_MS = 10;
 const STATE_DELAY_MS = 100;
 const KV_TIMEOUT_MS = 5000;
