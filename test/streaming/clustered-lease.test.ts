@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
-import { skipWithoutNatsServer } from '../helpers/jetstream-cluster.js';
+import { JetStreamCluster, skipWithoutNatsServer } from '../helpers/jetstream-cluster.js';
 import { freePort } from '../helpers/process.js';
-import { Lease } from '../../src/streaming/cluster/lease.js';
+import { Lease, leaseBucket, type LeaseBucket } from '../../src/streaming/cluster/lease.js';
 import { eventually } from './stan.js';
 
 const skip = skipWithoutNatsServer();
+const BUCKET = 'STAN_lease-test_lease';
 const TIMING = { renewInterval: 100, leaseTimeout: 600, electionTimeout: 900, suspendLimit: 5000 };
 
 interface Node {
@@ -52,7 +53,12 @@ async function node(url: string, name: string, reconnect = false): Promise<Node>
     maxReconnectAttempts: -1,
     reconnectTimeWait: 50,
   });
-  const kv = await nc.jetstream().views.kv('STAN_lease-test_lease', { history: 1, timeout: 300 });
+  const kv = leaseBucket(
+    await nc.jetstream().views.kv(BUCKET, { history: 1, timeout: 300 }),
+    nc.jetstream(),
+    BUCKET,
+    300,
+  );
   const events: string[] = [];
   const note = (e: string): void => {
     events.push(e);
@@ -184,3 +190,53 @@ describe('the Leader lease', { skip }, () => {
     assert.equal(maxLeaders, 1);
   });
 });
+
+describe(
+  'the lease compare-and-set on a replicated bucket (three nats-server nodes)',
+  { skip },
+  () => {
+    it('of updates against the same revision sent at once, exactly one succeeds', async (t) => {
+      const cluster = await JetStreamCluster.start(3);
+      const ncs: NatsConnection[] = [];
+      try {
+        // Two nodes on two servers, as two streaming nodes taking an expired lease.
+        for (const n of cluster.nodes.slice(0, 2)) ncs.push(await connect({ servers: n.url }));
+        // One after the other: the first creates the bucket (which may take seconds on
+        // a loaded machine), the second finds it.
+        const buckets: LeaseBucket[] = [];
+        for (const nc of ncs) {
+          const kv = await nc.jetstream().views.kv(BUCKET, {
+            history: 1,
+            replicas: 3,
+            timeout: 20_000,
+            // As the lease's bucket (engine.ts): reads from the raft leader, never stale.
+            allow_direct: false,
+          });
+          buckets.push(leaseBucket(kv, nc.jetstream(), BUCKET, 5000));
+        }
+        const value = (s: string): Uint8Array => Buffer.from(s);
+        let revision = await buckets[0]!.create('leader', value('first'));
+        let raced = 0;
+        for (let round = 0; round < 40; round++) {
+          const results = await Promise.allSettled(
+            buckets.map((b, i) => b.update('leader', value(`${round}-${i}`), revision)),
+          );
+          const won = results.filter((r) => r.status === 'fulfilled');
+          assert.equal(won.length, 1, `round ${round}: ${JSON.stringify(results)}`);
+          for (const r of results) {
+            if (r.status === 'rejected') assert.match(String(r.reason), /wrong last sequence/);
+          }
+          revision = (won[0] as PromiseFulfilledResult<number>).value;
+          // What the key holds is the winner's value, at its revision.
+          const entry = await buckets[1]!.get('leader');
+          assert.equal(entry?.revision, revision);
+          raced++;
+        }
+        t.diagnostic(`${raced} rounds, one winner each`);
+      } finally {
+        for (const nc of ncs) await nc.close();
+        await cluster.stop();
+      }
+    });
+  },
+);

@@ -31,7 +31,13 @@
 // timestamps across nodes. Clock rates may differ by the margin electionTimeout -
 // leaseTimeout over one lease.
 
-/** The part of a key-value bucket the lease uses (the `nats` client's KV has it). */
+import type { JetStreamClient } from 'nats';
+
+/**
+ * The part of a key-value bucket the lease uses. update() must be a true
+ * compare-and-set in log order: `leaseBucket()` below, not the `nats` client's
+ * kv.update().
+ */
 export interface LeaseBucket {
   get(key: string): Promise<{
     readonly revision: number;
@@ -338,4 +344,32 @@ export class Lease {
     this.seenFresh = false;
     this.hooks.lost(reason);
   }
+}
+
+/**
+ * The lease's bucket: reads and create() through the `nats` client's KV, update() as
+ * a publish to the key's subject expecting the bucket stream's last sequence.
+ *
+ * kv.update() sends `Nats-Expected-Last-Subject-Sequence`, which nats-server 2.9
+ * checks, on a replicated stream, only when the leader proposes the write, against
+ * what it has applied (`processClusteredInboundMsg`; `processJetStreamMsg` skips the
+ * check when clustered): two updates against the same revision proposed together both
+ * succeed. Two nodes took the lease in the same millisecond that way in the failover
+ * test. `Nats-Expected-Last-Sequence` is checked again when each replica applies the
+ * write, in log order, so exactly one succeeds. The bucket holds this one key, so the
+ * stream's last sequence is the key's revision.
+ */
+export function leaseBucket(
+  kv: LeaseBucket,
+  js: JetStreamClient,
+  bucket: string,
+  timeoutMs: number,
+): LeaseBucket {
+  const subject = `$KV.${bucket}.${LEASE_KEY}`;
+  return {
+    get: (key) => kv.get(key),
+    create: (key, value) => kv.create(key, value),
+    update: async (_key, value, lastSequence) =>
+      (await js.publish(subject, value, { expect: { lastSequence }, timeout: timeoutMs })).seq,
+  };
 }

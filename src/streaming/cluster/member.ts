@@ -3,14 +3,13 @@
 // and the server starts serving; on losing the lease (or a store failure) the server
 // stops serving at once, the store is abandoned without another write, and a fresh
 // store starts following again: the node is a Follower, not a stopped process.
-import type { KV } from 'nats';
 import { nuid } from '../nuid.js';
 import { JsEngine } from '../store/jetstream/engine.js';
-import { leaseBucket } from '../store/jetstream/names.js';
+import { leaseBucket as leaseBucketName } from '../store/jetstream/names.js';
 import { JetStreamStore } from '../store/jetstream/store.js';
 import type { Store } from '../store/types.js';
 import type { StoreLimitsConfig } from '../store/limits.js';
-import { Lease, type Role } from './lease.js';
+import { Lease, leaseBucket, type LeaseBucket, type Role } from './lease.js';
 import type { ClusteringOptions } from './options.js';
 
 /** What the member needs from the streaming server. */
@@ -95,7 +94,7 @@ export class ClusterMember {
     // A node may start before its JetStream is ready (a cluster starting, a server
     // restarting): it tries again for a while, as the reference waits for NATS.
     const end = Date.now() + START_LIMIT_MS;
-    let bucket: KV;
+    let bucket: LeaseBucket;
     let store: JetStreamStore;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -117,7 +116,13 @@ export class ClusterMember {
         try {
           // A renewal may take as long as the lease lasts (a loaded JetStream answers in
           // seconds): one given up earlier would never extend it, even when stored.
-          bucket = await this.leaseEngine.bucket(leaseBucket(h.clusterId), o.leaseTimeout);
+          const name = leaseBucketName(h.clusterId);
+          bucket = leaseBucket(
+            await this.leaseEngine.bucket(name, o.leaseTimeout),
+            this.leaseEngine.js,
+            name,
+            o.leaseTimeout,
+          );
           store = await this.openStore();
         } catch (err) {
           await this.engine.close();
