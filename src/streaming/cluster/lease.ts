@@ -6,7 +6,7 @@
 // - The Leader renews every renewInterval with update(key, value, its revision). A
 //   renewal sent at t and acknowledged makes it Leader until t + leaseTimeout (t is
 //   taken before the request leaves, so the lease never lasts longer than JetStream
-//   saw it). When that time comes without a newer renewal, it steps down (a timer,
+//   saw it). When that time comes without a newer renewal, it stops acting (a timer,
 //   not the renewal loop, so a slow request cannot delay it). A renewal refused
 //   because the revision moved means someone else holds the lease: it steps down at
 //   once.
@@ -19,7 +19,7 @@
 //   steps down.
 // - Another node reads the key every renewInterval. Once it has seen the same
 //   revision for electionTimeout (> leaseTimeout) on its own clock, the Leader that
-//   wrote it has stepped down, whatever it is doing; then the node takes the lease
+//   wrote it has stopped acting, whatever it is doing; then the node takes the lease
 //   with update(key, value, that revision), which JetStream accepts for one node only.
 //   A node that sees the lease released (a Leader that stopped cleanly) takes it at once.
 //   A read that fails starts that count again: a Leader suspended while the bucket had
