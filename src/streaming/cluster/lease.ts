@@ -66,7 +66,10 @@ export interface LeaseHooks {
    * comes in and what would go out) until resumed() or lost().
    */
   suspended(reason: string): void;
-  /** A renewal got through after suspended(): nobody else led meanwhile; carry on. */
+  /**
+   * A renewal got through after the lease ran out (suspended() or not yet): nobody
+   * else led meanwhile; carry on.
+   */
   resumed(): void;
   /** The lease is lost or was never usable: stop leading at once. */
   lost(reason: string): void;
@@ -186,7 +189,17 @@ export class Lease {
       const revision = await this.bucket.update(LEASE_KEY, this.value(), this.revision);
       if (!this.leading || this.stopped) return;
       this.revision = revision;
+      // Ran out before this renewal came back (suspended, or not yet: requests that
+      // came in meanwhile were held all the same, bus-gate.ts).
+      const lapsed = this.suspendedAt !== 0 || now() >= this.validUntil;
       this.extend(sentAt);
+      if (lapsed && now() < this.validUntil) {
+        if (this.suspendedAt !== 0) {
+          this.hooks.info(`clustered: node "${this.nodeId}" renewed its lease, serving again`);
+        }
+        this.suspendedAt = 0;
+        this.hooks.resumed();
+      }
     } catch (err) {
       if (!this.leading) return;
       // Refused because the revision moved: someone else holds the lease now, unless
@@ -224,11 +237,6 @@ export class Lease {
   private extend(sentAt: number): void {
     this.validUntil = sentAt + this.timing.leaseTimeout;
     this.watchExpiry();
-    if (this.suspendedAt !== 0 && now() < this.validUntil) {
-      this.suspendedAt = 0;
-      this.hooks.info(`clustered: node "${this.nodeId}" renewed its lease, serving again`);
-      this.hooks.resumed();
-    }
   }
 
   // A timer may fire a little before performance.now() reaches its time: look again.
