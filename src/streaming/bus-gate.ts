@@ -9,14 +9,19 @@
 // yet (`open()` false): a publish then is held, not lost.
 import type { Bus, BusHandler, BusSubscription, RangeBusHandler } from './bus.js';
 
-/** Beyond this many held messages, what comes in is dropped (clients send it again). */
-const MAX_HELD = 100_000;
+/**
+ * Beyond this many bytes of held incoming messages, what comes in is dropped (clients
+ * send it again once their wait is over): a suspension lasts seconds, not gigabytes.
+ */
+const MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export class GatedBus implements Bus {
   /** Held work in arrival order; null while the gate is open. */
   private held: (() => void)[] | null = null;
   /** Held requests' answers when they are dropped: "no reply", as after their timeout. */
   private drops: (() => void)[] = [];
+  /** Bytes of the incoming messages held. */
+  private heldBytes = 0;
 
   constructor(
     private readonly inner: Bus,
@@ -42,6 +47,7 @@ export class GatedBus implements Bus {
     const held = this.held;
     this.held = null;
     this.drops = [];
+    this.heldBytes = 0;
     if (held === null) return;
     for (const run of held) run();
   }
@@ -49,6 +55,7 @@ export class GatedBus implements Bus {
   /** Opens the gate, dropping what it held. */
   discard(): void {
     this.held = null;
+    this.heldBytes = 0;
     const drops = this.drops;
     this.drops = [];
     for (const drop of drops) drop();
@@ -63,8 +70,11 @@ export class GatedBus implements Bus {
     return true;
   }
 
-  private keep(run: () => void): void {
-    if (this.held!.length < MAX_HELD) this.held!.push(run);
+  /** Makes room for an incoming message of `size` bytes; false when too much is held. */
+  private room(size: number): boolean {
+    if (this.heldBytes + size > MAX_HELD_BYTES) return false;
+    this.heldBytes += size;
+    return true;
   }
 
   subscribe(
@@ -80,8 +90,9 @@ export class GatedBus implements Bus {
           handler(s, reply, data);
           return;
         }
+        if (!this.room(data.length)) return;
         const copy = Buffer.from(data);
-        this.keep(() => {
+        this.held!.push(() => {
           handler(s, reply, copy);
         });
       },
@@ -96,8 +107,9 @@ export class GatedBus implements Bus {
         handler(s, reply, buf, start, end);
         return;
       }
+      if (!this.room(end - start)) return;
       const copy = Buffer.from(buf.subarray(start, end));
-      this.keep(() => {
+      this.held!.push(() => {
         handler(s, reply, copy, 0, copy.length);
       });
     });
