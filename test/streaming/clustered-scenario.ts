@@ -14,7 +14,8 @@
 // - the Followers' clientsz and channelsz answer what the Leader's do, as the
 //   reference's Followers (they apply the replicated state).
 // - kill -9 of one JetStream server (of the single engine node, which is then started
-//   again): no acknowledged message lost, clients publish and receive again.
+//   again): once clients connect again, every publish gets its PubAck (none times
+//   out), every acknowledged message is stored once, in order, and delivered.
 // - the killed node starts again and rejoins as a Follower with the replicated state.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
