@@ -98,9 +98,9 @@ export class Client implements ParserHandler {
   readonly subs = new Map<string, Subscription>();
 
   inMsgs = 0;
-  inBytes = 0;
+  inBytes = -0; // doubles from the start, as the server's (server.ts)
   outMsgs = 0;
-  outBytes = 0;
+  outBytes = -0;
   readonly start = new Date();
   /** Last inbound message or subscription (ms since epoch). */
   lastActivity = Date.now();
@@ -111,7 +111,12 @@ export class Client implements ParserHandler {
   // connection, when its first keep-alive PING goes out.
   private lastPingIn = -0;
   pingsOut = 0;
-  /** Round-trip time of the last server PING, in ms; -1 before one was measured. */
+  /**
+   * Round-trip time of the last server PING, in ms; -1 before one was measured. Kept a
+   * small integer (`| 0` where it is set): a difference of two Date.now() values is a
+   * heap number, and the first one stored retired the Client's hidden class at the
+   * first CONNECT (--trace-generalization), as the times above would.
+   */
   rtt = -1;
   private rttStart = -0;
   /** When the last keep-alive PING went out (ms since epoch); 0 before the first. */
@@ -297,7 +302,7 @@ export class Client implements ParserHandler {
       // As the reference (processConnect): the time since accept is a first RTT
       // estimate, and the keep-alive starts over from the CONNECT.
       const now = Date.now();
-      this.rtt = now - this.start.getTime();
+      this.rtt = (now - this.start.getTime()) | 0; // a small integer (see rtt)
       this.lastActivity = now;
       // The first timer, set at accept, starts over (no new timer per connection).
       if (this.pingTimer !== null && this.pingTimerFirst) this.pingTimer.refresh();
@@ -368,7 +373,7 @@ export class Client implements ParserHandler {
     if (this.server.logger.traceEnabled) this.trace('PONG', '');
     this.pingsOut = 0;
     if (this.rttStart > 0) {
-      this.rtt = Date.now() - this.rttStart;
+      this.rtt = (Date.now() - this.rttStart) | 0;
       this.rttStart = 0;
     }
   }

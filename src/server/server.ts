@@ -127,9 +127,12 @@ export class Server {
   maxPayloadChangedAt = 0;
 
   inMsgs = 0;
-  inBytes = 0;
+  // Byte counts pass 2^31 - 1 (a small integer's limit) within seconds of heavy
+  // traffic: as doubles from the start (-0), their first large value does not
+  // retire the hidden class and deoptimize the code compiled around it.
+  inBytes = -0;
   outMsgs = 0;
-  outBytes = 0;
+  outBytes = -0;
   slowConsumers = 0;
   staleConnections = 0;
   totalConnections = 0;

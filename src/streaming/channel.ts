@@ -2,7 +2,7 @@
 // delivery of its messages to them. Sequences and timestamps are assigned here.
 
 import type Long from 'long';
-import { type Halves, nowNanos, nowNanosInto } from './protocol/int64.js';
+import { type Halves, newHalves, nowNanos, nowNanosInto } from './protocol/int64.js';
 import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
 import type { QueueGroup } from './queue.js';
@@ -20,7 +20,7 @@ const CHECK_EVERY = 128;
 const RETRY_MS = 2;
 
 /** Where stamp() reads the clock. */
-const clock: Halves = { low: 0, high: 0 };
+const clock = newHalves();
 
 /** pb.StartPosition's values. */
 const START = {
@@ -41,7 +41,7 @@ export class Channel {
    * The last timestamp given (stamp()), as unsigned halves: timestamps never go
    * backwards within a channel.
    */
-  readonly ts: Halves = { low: 0, high: 0 };
+  readonly ts: Halves = newHalves();
   /** New messages were stored since the last delivery pass. */
   dirty = false;
   /** Subscribe requests in progress: they keep max_inactivity from deleting the channel. */

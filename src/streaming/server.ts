@@ -92,15 +92,21 @@ export class StreamingServer {
   lastPublished: Channel | null = null;
 
   inMsgs = 0;
-  inBytes = 0;
+  inBytes = -0; // doubles from the start, as the core's (server/server.ts)
   outMsgs = 0;
-  outBytes = 0;
+  outBytes = -0;
 
   // The publish batch of this turn: acks in arrival order, channels with new messages.
   private acks = new PubAckBatch();
   /** A sent batch, emptied, for the next one. */
   private spareAcks: PubAckBatch | null = null;
-  private dirty: Channel[] = [];
+  /**
+   * One array for the life of the server, emptied by each batch (which takes a copy):
+   * a new `[]` per batch starts with small-integer elements, and the first channel
+   * pushed into it changed its map under the optimized publish path (a deopt of
+   * markDirty and the publish handler in a fresh server's first messages).
+   */
+  private readonly dirty: Channel[] = [];
   private batchScheduled = false;
   private batchRunning: Promise<void> | null = null;
 
@@ -255,7 +261,7 @@ export class StreamingServer {
     this.lowerNames.clear();
     this.ackInboxes.clear();
     this.acks = new PubAckBatch();
-    this.dirty = [];
+    this.dirty.length = 0;
     (this.store as Partial<{ abandon(): void }>).abandon?.();
     this.logger.debug(`STAN: no longer serving: ${reason}`);
   }
@@ -615,13 +621,13 @@ export class StreamingServer {
     // One batch at a time, so PubAcks keep arrival order across batches.
     const previous = this.batchRunning ?? Promise.resolve();
     const acks = this.acks;
-    const dirty = this.dirty;
-    if (acks.size === 0 && dirty.length === 0) return;
+    if (acks.size === 0 && this.dirty.length === 0) return;
+    const dirty = this.dirty.slice();
+    this.dirty.length = 0;
     // What this batch stored; later publishes wait for their own flush.
     const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
     this.acks = this.spareAcks ?? new PubAckBatch();
     this.spareAcks = null;
-    this.dirty = [];
     // A publish during this batch's flush must mark its channel for the next batch:
     // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
     for (const ch of dirty) ch.dirty = false;

@@ -8,6 +8,7 @@ import { Long } from '../../src/streaming/protocol/index.js';
 import { MemoryStore } from '../../src/streaming/store/index.js';
 import { makeStoredMsg, type StoredMsg } from '../../src/streaming/store/index.js';
 import { assertSameMsg } from './store-fixtures.js';
+import { isSmallInteger } from '../helpers/v8-natives.js';
 
 /** Message `seq` with timestamp 10 * seq ns above 2^32 (both halves in use), `size` payload bytes. */
 function m(seq: number, size = 8 + (seq % 5)): StoredMsg {
@@ -38,6 +39,15 @@ describe('MEMORY store ring', () => {
     assert.equal(await msgs.sequenceFromTimestamp(Long.fromNumber(2 ** 32 + 10 * 950 + 1)), 951);
     assert.equal(await msgs.sequenceFromTimestamp(Long.fromNumber(5)), 901);
     assert.equal(await msgs.sequenceFromTimestamp(Long.fromNumber(2 ** 33)), 1001);
+    // A message's range in its buffer, as deliveries read it: the bytes, in small
+    // integers (a heap number here turns the delivery path's offsets into doubles).
+    for (let seq = 901; seq <= 1000; seq++) {
+      const buf = msgs.bytesOf!(seq)!;
+      const start = msgs.rangeStart!;
+      const end = msgs.rangeEnd!;
+      assert.ok(isSmallInteger(start) && isSmallInteger(end), `range of ${seq}`);
+      assert.deepEqual(buf.subarray(start, end), kept[seq - 1]!.encoded);
+    }
     await store.close();
   });
 

@@ -29,6 +29,7 @@ import { encodePubAckError } from '../../src/streaming/encode.js';
 import { PubAckBatch } from '../../src/streaming/pub-acks.js';
 import { InternalBus } from '../../src/streaming/bus-internal.js';
 import { startServer, type RunningServer } from '../../src/index.js';
+import { isSmallInteger } from '../helpers/v8-natives.js';
 
 /** Bytes around a message under test: a valid tag and a length that runs past the end. */
 const PAD = Buffer.from([0x0a, 0x7f, 0xff]);
@@ -110,6 +111,42 @@ describe('PubMsg read by hand', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('keeps every offset a small integer, whatever the length of a field', () => {
+    // A heap number in one of these fields turns them all into doubles, under the
+    // publish path a fresh server has just compiled (2 ** shift did, in the varints).
+    for (const size of [0, 1, 127, 128, 300, 16_383, 16_384, 70_000, 2_100_000]) {
+      const buf = Buffer.from(
+        PubMsg.encode({
+          clientID: 'me',
+          guid: 'g'.repeat(200),
+          subject: 'foo',
+          reply: 'r',
+          data: Buffer.alloc(size, 1),
+          connID: Buffer.from('c'),
+        }).finish(),
+      );
+      const v = new PubMsgView();
+      assert.ok(v.decode(...padded(buf)), `size ${size}`);
+      assert.equal(v.data.length, size);
+      for (const field of [
+        'clientIDStart',
+        'clientIDEnd',
+        'guidStart',
+        'guidEnd',
+        'subjectStart',
+        'subjectEnd',
+        'replyStart',
+        'replyEnd',
+        'dataStart',
+        'dataEnd',
+        'connIDStart',
+        'connIDEnd',
+      ] as const) {
+        assert.ok(isSmallInteger(v[field]), `${field} of a PubMsg with ${size} bytes of data`);
+      }
+    }
   });
 
   it('rejects invalid UTF-8 in a string field, as protobufjs does', () => {

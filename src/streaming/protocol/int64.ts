@@ -63,7 +63,17 @@ export interface Halves {
   high: number;
 }
 
-const scratch: Halves = { low: 0, high: 0 };
+/**
+ * New halves, both zero. An unsigned half above 2^31 - 1 is not a small integer, so
+ * the fields start as doubles (-0): fields that start as small integers change the
+ * object's map at the first such timestamp, and every publish function compiled
+ * before is deoptimized (bench/RESULTS.md, "A fresh server's first messages").
+ */
+export function newHalves(): Halves {
+  return { low: -0, high: -0 };
+}
+
+const scratch = newHalves();
 
 /** nowNanos() into `into`, as unsigned halves: no Long (the publish path). */
 export function nowNanosInto(into: Halves): void {

@@ -129,7 +129,10 @@ export class PubMsgView {
         do {
           if (pos >= end || shift > 21) return false;
           b = buf[pos++]!;
-          len += (b & 0x7f) * 2 ** shift;
+          // 1 << shift, not 2 ** shift: a power is a heap number even when whole, and
+          // one stored in this decoder's offset fields turns them from small integers
+          // into doubles, which deoptimizes every publish function compiled before.
+          len += (b & 0x7f) * (1 << shift);
           shift += 7;
         } while (b >= 0x80);
         const start = pos;

@@ -281,7 +281,7 @@ export function scanMsgProto(
       do {
         if (pos >= b.length || shift > 28) return false;
         byte = b[pos++]!;
-        len += (byte & 0x7f) * 2 ** shift;
+        len += (byte & 0x7f) * (1 << shift); // a small integer while it fits (wire.ts)
         shift += 7;
       } while (byte >= 0x80);
       pos += len;

@@ -148,7 +148,11 @@ export class MemoryMsgStore extends MsgStoreBase {
   bytesOf(sequence: number): Buffer | undefined {
     if (sequence < this.first || sequence > this.last || this.held === 0) return undefined;
     const slot = (this.head + (sequence - this.first)) & this.mask;
-    const start = this.offsets[slot]!;
+    // A Float64Array element is read as a heap number even when whole: as a small
+    // integer while it fits (every offset but in a buffer past 2 GB), so that the range
+    // does not turn the delivery path's offset fields into doubles (wire.ts).
+    const offset = this.offsets[slot]!;
+    const start = offset <= 0x7fff_ffff ? offset | 0 : offset;
     this.rangeStart = start;
     this.rangeEnd = start + this.lengths[slot]!;
     return this.heldBuffers.get(this.bufferIds[slot]!);
