@@ -2,7 +2,8 @@
 // embedded server and a raw socket that speaks just enough of the protocol (a line
 // scanner that reads sizes and skips payloads), so that the process's CPU time per
 // message is the server's own delivery cost. Push (ack none), pull (ack none and
-// explicit acks: each message acknowledged by a PUB to its reply) and KV-style
+// explicit acks: each message acknowledged by a PUB to its reply, taken by the ack tap
+// or, as before it, routed through the subject index) and KV-style
 // DIRECT.GET, on memory and file streams; for each, the first consumer (code not yet
 // optimised by V8: what a freshly started server pays) and the median of the next ones.
 // Not a test. Run after a build:
@@ -215,8 +216,8 @@ async function push(c: RawClient, k: number): Promise<void> {
 }
 
 /** As nats.js's consume(): batches of 500, the next asked for as each one ends. */
-async function pull(c: RawClient, k: number, ack: boolean): Promise<void> {
-  const name = `${ack ? 'x' : 'n'}${k}`;
+async function pull(c: RawClient, k: number, ack: boolean, tag = ''): Promise<void> {
+  const name = `${tag}${ack ? 'x' : 'n'}${k}`;
   await api(c, `$JS.API.CONSUMER.DURABLE.CREATE.PC.${name}`, {
     stream_name: 'PC',
     config: { durable_name: name, ack_policy: ack ? 'explicit' : 'none' },
@@ -253,6 +254,17 @@ async function directGets(c: RawClient): Promise<void> {
   });
 }
 
+async function withoutTap(s: RunningServer, body: () => Promise<void>): Promise<void> {
+  const account = s.server.globalAccount;
+  const tap = account.tap;
+  account.setTap(null);
+  try {
+    await body();
+  } finally {
+    account.setTap(tap);
+  }
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[s.length >> 1]!;
@@ -282,6 +294,9 @@ async function scenario(storage: string): Promise<void> {
       ['push (ack none)', (k) => push(c, k)],
       ['pull (ack none)', (k) => pull(c, k, false)],
       ['pull (ack explicit)', (k) => pull(c, k, true)],
+      // The same with the account's ack tap taken away: every ack routed through the
+      // subject index, as before src/jetstream/ack-tap.ts.
+      ['pull (ack explicit, acks routed)', (k) => withoutTap(s, () => pull(c, k, true, 'r'))],
     ];
     for (const [name, run] of cases) {
       if (!name.includes(ONLY)) continue;

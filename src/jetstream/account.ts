@@ -7,6 +7,7 @@ import type { Client } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
+import { AckTap } from './ack-tap.js';
 import { dispatchApi } from './api/router.js';
 import { recoverStreams } from './recover.js';
 import type { ApiBody } from './api/response.js';
@@ -42,6 +43,8 @@ export class JsAccount implements StreamHost {
   private apiSub: Subscription | null = null;
   /** `$JS.<domain>.API.>`, the same API under the domain's prefix. */
   private domainSub: Subscription | null = null;
+  /** The account's acks taken from the publishers' bytes (ack-tap.ts). */
+  private ackTap: AckTap | null = null;
   /** Push consumers waiting for a subscriber on their deliver subject. */
   readonly awaiting = new Set<InterestWaiter>();
   private readonly providers = new Map<StorageType, StreamStoreProvider>();
@@ -66,6 +69,10 @@ export class JsAccount implements StreamHost {
 
   start(): void {
     if (this.enabled) recoverStreams(this);
+    if (this.enabled) {
+      this.ackTap = new AckTap(this.client, this.streams);
+      this.account.setTap(this.ackTap);
+    }
     this.apiSub = this.js.server.subscribeInternal(
       this.client,
       '$JS.API.>',
@@ -247,6 +254,8 @@ export class JsAccount implements StreamHost {
   }
 
   async stop(): Promise<void> {
+    if (this.ackTap !== null && this.account.tap === this.ackTap) this.account.setTap(null);
+    this.ackTap = null;
     if (this.apiSub !== null) this.client.removeSubscription(this.apiSub);
     if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
     this.apiSub = null;

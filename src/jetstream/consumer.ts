@@ -12,7 +12,14 @@ import type { Stream, StreamConsumer, StreamHost } from './stream.js';
 import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
-import { ackDseq, ackSseq, ackVerb, parseAckSubject } from './ack-subject.js';
+import {
+  ackDseq,
+  ackEmptyToken,
+  ackSseq,
+  ackVerb,
+  parseAckRange,
+  parseAckSubject,
+} from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
 
 interface Pending {
@@ -89,7 +96,12 @@ export class Consumer implements StreamConsumer {
   private interestRetryMs = INTEREST_RETRY_MS;
   /** sample_freq as a percentage (0: no ack metrics). */
   private readonly sampleFreq: number;
-  private lastActive = 0;
+  /**
+   * Activity (a delivery, an ack, a request) since the heartbeat timer's last tick and
+   * since the inactivity timer was armed: flags, not a clock reading per ack.
+   */
+  private activeSinceBeat = false;
+  private activeSinceArmed = false;
   /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
   private lastDelivered = 0;
   private lastAcked = 0;
@@ -665,15 +677,63 @@ export class Consumer implements StreamConsumer {
   ): void => {
     // $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>, read in place.
     if (!parseAckSubject(subject, this.ackPrefix.length)) return;
-    const sseq = ackSseq;
-    const dseq = ackDseq;
-    const verb = ackVerb(data);
-    switch (verb) {
+    this.acked(ackSseq, ackDseq, reply, data, 0, data.length);
+  };
+
+  /**
+   * An ack taken from the publisher's bytes (ack-tap.ts): the subject's numbers are
+   * `b[from, end)`, the reply `b[replyStart, replyEnd)` (replyStart < 0: none), the body
+   * `body[bodyStart, bodyEnd)`. Returns the subscription routing would have delivered it
+   * to, or null when it would have delivered it to no one (this consumer no longer
+   * listens, or the subject has an empty token).
+   */
+  takeAck(
+    b: Buffer,
+    from: number,
+    end: number,
+    replyStart: number,
+    replyEnd: number,
+    body: Buffer,
+    bodyStart: number,
+    bodyEnd: number,
+  ): Subscription | null {
+    const sub = this.ackSub;
+    if (sub === null || sub.closed) return null;
+    const isAck = parseAckRange(b, from, end);
+    // An empty token: the subscription does not match, nothing was delivered.
+    if (ackEmptyToken) return null;
+    if (isAck) {
+      const reply = replyStart >= 0 ? b.toString('latin1', replyStart, replyEnd) : null;
+      this.acked(ackSseq, ackDseq, reply, body, bodyStart, bodyEnd);
+    }
+    return sub;
+  }
+
+  /** Whether `sub` is this consumer's ack subscription. */
+  acksOn(sub: Subscription): boolean {
+    return sub === this.ackSub;
+  }
+
+  /** One ack of `sseq` / `dseq` with the body `body[start, end)`. */
+  private acked(
+    sseq: number,
+    dseq: number,
+    reply: string | null,
+    body: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    // Deliveries wait on an ack only at max_ack_pending (deliverLoop), or with
+    // redeliveries queued (-NAK): otherwise the ack has nothing to start.
+    const cfg = this.cfg;
+    const blocked =
+      cfg.ackPolicy !== 'none' && cfg.maxAckPending > 0 && this.pending.size >= cfg.maxAckPending;
+    switch (ackVerb(body, start, end)) {
       case '+ACK':
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, data.toString('latin1', 4).trim());
+        this.nak(sseq, body.toString('latin1', start + 4, end).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -684,7 +744,10 @@ export class Consumer implements StreamConsumer {
       case '+NXT': {
         this.ack(sseq, dseq);
         if (reply !== null && reply !== '') {
-          this.nextRequest(reply, Buffer.from(data.toString('latin1', 4).trim(), 'latin1'));
+          this.nextRequest(
+            reply,
+            Buffer.from(body.toString('latin1', start + 4, end).trim(), 'latin1'),
+          );
         }
         return;
       }
@@ -694,8 +757,8 @@ export class Consumer implements StreamConsumer {
     // AckSync: an empty reply once the ack is processed.
     if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
     this.touch();
-    this.kick();
-  };
+    if (blocked || this.rdq.length > 0) this.kick();
+  }
 
   private ack(sseq: number, dseq: number): void {
     const policy = this.cfg.ackPolicy;
@@ -896,9 +959,13 @@ export class Consumer implements StreamConsumer {
 
   private armHeartbeat(): void {
     const ms = Math.max(1, Math.round(this.cfg.heartbeat / MS));
+    this.activeSinceBeat = false;
     this.hbTimer = setInterval(() => {
       if (this.closed) return;
-      if (Date.now() - this.lastActive < ms) return;
+      if (this.activeSinceBeat) {
+        this.activeSinceBeat = false;
+        return;
+      }
       let hdr = this.heartbeatHeader();
       if (this.fcReply !== '') {
         const t = hdr.toString('latin1');
@@ -921,7 +988,8 @@ export class Consumer implements StreamConsumer {
   }
 
   private touch(): void {
-    this.lastActive = Date.now();
+    this.activeSinceBeat = true;
+    this.activeSinceArmed = true;
     if (this.durable && this.cfg.inactiveThreshold === 0) return;
     if (this.inactiveTimer !== null) return;
     this.armInactive();
@@ -929,13 +997,14 @@ export class Consumer implements StreamConsumer {
 
   private armInactive(): void {
     const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+    this.activeSinceArmed = false;
     this.inactiveTimer = setTimeout(() => {
       this.inactiveTimer = null;
       if (this.closed) return;
       const active = this.isPush
         ? this.host.hasInterest(this.cfg.deliverSubject)
         : this.waiting.length > 0;
-      if (active || Date.now() - this.lastActive < ms) this.armInactive();
+      if (active || this.activeSinceArmed) this.armInactive();
       else this.onInactive(this);
     }, ms);
     this.inactiveTimer.unref();

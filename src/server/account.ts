@@ -4,6 +4,7 @@
 import type { Client } from './client.js';
 import { deliver } from './delivery.js';
 import type { PublishedMessage } from './message.js';
+import { type PublishTap, underPrefix } from './publish-tap.js';
 import { type MatchResult, Sublist } from '../subjects/sublist.js';
 import type { RouteSink, Subscription } from './subscription.js';
 
@@ -48,10 +49,39 @@ export class Account {
    * JetStream layer when it starts; undefined when the account does not say.
    */
   jetstream: AccountJetStreamSetting | undefined = undefined;
+  /** An in-process subscriber's byte-level shortcut (publish-tap.ts); null for none. */
+  tap: PublishTap | null = null;
+  /** The index generation tapClear was computed for (-1: never). */
+  private tapGen = -1;
+  private tapClear = false;
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;
     this.sublist = new Sublist<Subscription>({ cache: options.sublistCache ?? true });
+  }
+
+  /**
+   * The tap that may take a publish to `b[start, end)` in place of routing, or null:
+   * the subject lies under its prefix, no route or account link could want it, and the tap
+   * stands for every subscription matching the prefix (checked again after each change
+   * of the index).
+   */
+  tapFor(b: Buffer, start: number, end: number): PublishTap | null {
+    const tap = this.tap;
+    if (tap === null || !underPrefix(tap.prefix, b, start, end)) return null;
+    if (this.routeSubs !== 0 || this.links !== null) return null;
+    const sublist = this.sublist;
+    if (this.tapGen !== sublist.genid) {
+      this.tapClear = sublist.onlyUnder(tap.tokens, (sub) => tap.stands(sub));
+      this.tapGen = sublist.genid;
+    }
+    return this.tapClear ? tap : null;
+  }
+
+  /** Installs (or, with null, removes) the account's tap. */
+  setTap(tap: PublishTap | null): void {
+    this.tap = tap;
+    this.tapGen = -1;
   }
 
   /**

@@ -9,6 +9,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
+import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
 import type { ClientListener, Transport } from './transport.js';
@@ -441,6 +442,12 @@ export class Client implements ParserHandler {
     if (!this.checkAuthorized()) return;
     const b = p.argBuf;
     const start = p.subjectStart;
+    // JetStream's acks: taken from the read buffer while nothing else could want them.
+    const tap = this.account.tap !== null ? this.account.tapFor(b, start, p.subjectEnd) : null;
+    if (tap !== null && this.perms === null && !this.pedantic && !this.server.logger.traceEnabled) {
+      this.onTappedMsg(p, tap);
+      return;
+    }
     const len = p.subjectEnd - start;
     // Publishers tend to repeat a subject: compare bytes before making a string.
     let subject: string;
@@ -460,12 +467,8 @@ export class Client implements ParserHandler {
         this.lastSubjectLen = len;
       }
     }
-    const size = p.size;
-    this.inMsgs++;
-    this.inBytes += size;
+    this.countIn(p.size);
     const server = this.server;
-    server.inMsgs++;
-    server.inBytes += size;
     if (server.logger.traceEnabled) this.tracePub(p, subject);
     // description: an invalid subject in pedantic mode drops the message (the
     // reference still delivers it); every reply byte stays the reference's: this
@@ -482,16 +485,62 @@ export class Client implements ParserHandler {
       this.sendErr(denied);
       return;
     }
-    if (p.replyStart >= 0 && isReservedReply(b, p.replyStart, p.replyEnd)) {
-      this.sendErr(
-        `Permissions Violation for Publish with Reply of ${goQuote(b.toString('latin1', p.replyStart, p.replyEnd))}`,
-      );
-      return;
-    }
+    if (this.refusedReply(p)) return;
     if (this.verbose) this.send(OK);
     if (invalidSubject) return;
     const delivered = this.account.route(this, subject, p);
     if (delivered === 0 && this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
+  }
+
+  /**
+   * onMsg for a publish an account's tap takes (publish-tap.ts): what onMsg does for a
+   * publisher without permissions, trace or pedantic mode, but no subject string and no
+   * routing. The tap's subscription is counted as a delivery would count it.
+   */
+  private onTappedMsg(p: Parser, tap: PublishTap): void {
+    const size = p.size;
+    this.countIn(size);
+    if (this.refusedReply(p)) return;
+    if (this.verbose) this.send(OK);
+    const b = p.argBuf;
+    const dataStart = p.hdr >= 0 ? p.payloadStart + p.hdr : p.payloadStart;
+    const sub = tap.take(
+      b,
+      p.subjectStart,
+      p.subjectEnd,
+      p.replyStart,
+      p.replyEnd,
+      p.payload,
+      dataStart,
+      p.payloadEnd,
+    );
+    if (sub === null) {
+      if (this.noResponders && p.replyStart >= 0) this.sendNoResponders(p);
+      return;
+    }
+    sub.delivered++;
+    const owner = sub.client;
+    owner.outMsgs++;
+    owner.outBytes += size;
+    this.server.outMsgs++;
+    this.server.outBytes += size;
+  }
+
+  /** A publish of `size` bytes came in: the connection's and the server's counts. */
+  private countIn(size: number): void {
+    this.inMsgs++;
+    this.inBytes += size;
+    const server = this.server;
+    server.inMsgs++;
+    server.inBytes += size;
+  }
+
+  /** A reply subject with a reserved prefix: refused with the reference's -ERR. */
+  private refusedReply(p: Parser): boolean {
+    if (p.replyStart < 0 || !isReservedReply(p.argBuf, p.replyStart, p.replyEnd)) return false;
+    const reply = p.argBuf.toString('latin1', p.replyStart, p.replyEnd);
+    this.sendErr(`Permissions Violation for Publish with Reply of ${goQuote(reply)}`);
+    return true;
   }
 
   onErr(buf: Buffer, start: number, end: number): void {

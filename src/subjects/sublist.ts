@@ -175,6 +175,29 @@ export class Sublist<S extends Indexed> {
     return result;
   }
 
+  /**
+   * Whether every subscription that can match a subject beginning with the literal
+   * tokens `prefix` passes `allowed`: none sits on a wildcard along the prefix, and all
+   * below it pass. A publish tap (src/server/publish-tap.ts) asks, once per change of
+   * the index, whether it may stand for routing there.
+   */
+  onlyUnder(prefix: readonly string[], allowed: (sub: S) => boolean): boolean {
+    let level: Level<S> | null = this.root;
+    for (const token of prefix) {
+      if (level === null) return true;
+      if (!isBare(level.pwc) || !isBare(level.fwc)) return false;
+      const node = level.nodes.get(token);
+      if (node === undefined) return true;
+      level = node.next;
+    }
+    if (level === null) return true;
+    let ok = true;
+    walkLevel(level, (sub) => {
+      if (ok && !allowed(sub)) ok = false;
+    });
+    return ok;
+  }
+
   /** Visits every subscription (monitoring, shutdown). */
   forEach(visit: (sub: S) => void): void {
     walkLevel(this.root, visit);
@@ -340,14 +363,26 @@ function isEmptyLevel<S extends Indexed>(level: Level<S>): boolean {
   return level.nodes.size === 0 && level.pwc === null && level.fwc === null;
 }
 
+/** A wildcard slot that holds no subscription at or below it. */
+function isBare<S extends Indexed>(node: Node<S> | null): boolean {
+  if (node === null) return true;
+  let none = true;
+  walkNode(node, () => {
+    none = false;
+  });
+  return none;
+}
+
 function walkLevel<S extends Indexed>(level: Level<S>, visit: (sub: S) => void): void {
   const nodes: Node<S>[] = [...level.nodes.values()];
   if (level.pwc !== null) nodes.push(level.pwc);
   if (level.fwc !== null) nodes.push(level.fwc);
-  for (const node of nodes) {
-    for (const s of node.psubs) visit(s);
-    if (node.qsubs !== null)
-      for (const members of node.qsubs.values()) for (const s of members) visit(s);
-    if (node.next !== null) walkLevel(node.next, visit);
-  }
+  for (const node of nodes) walkNode(node, visit);
+}
+
+function walkNode<S extends Indexed>(node: Node<S>, visit: (sub: S) => void): void {
+  for (const s of node.psubs) visit(s);
+  if (node.qsubs !== null)
+    for (const members of node.qsubs.values()) for (const s of members) visit(s);
+  if (node.next !== null) walkLevel(node.next, visit);
 }

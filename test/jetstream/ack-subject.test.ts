@@ -3,7 +3,14 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ackDseq, ackSseq, ackVerb, parseAckSubject } from '../../src/jetstream/ack-subject.js';
+import {
+  ackDseq,
+  ackEmptyToken,
+  ackSseq,
+  ackVerb,
+  parseAckRange,
+  parseAckSubject,
+} from '../../src/jetstream/ack-subject.js';
 
 const PREFIX = '$JS.ACK.ORDERS.c1.';
 
@@ -32,6 +39,22 @@ test('malformed ack subjects are not acks', () => {
   }
 });
 
+test('acks read from bytes in place, and the empty tokens no subscription matches', () => {
+  const b = Buffer.from(`PUB ${PREFIX}1.42.7.1700000000000000000.3 _R 0`, 'latin1');
+  const from = 4 + PREFIX.length;
+  const end = b.indexOf(' _R');
+  assert.equal(parseAckRange(b, from, end), true);
+  assert.deepEqual([ackSseq, ackDseq, ackEmptyToken], [42, 7, false]);
+  for (const tail of ['.1.42.7.1.3', '1.42.7.1.', '1.42.7..3', '1..42.7.1']) {
+    const t = Buffer.from(tail, 'latin1');
+    parseAckRange(t, 0, t.length);
+    assert.equal(ackEmptyToken, true, tail);
+  }
+  const odd = Buffer.from('1.42.7.x', 'latin1');
+  assert.equal(parseAckRange(odd, 0, odd.length), false);
+  assert.equal(ackEmptyToken, false);
+});
+
 test('ack verbs from the body bytes', () => {
   const verb = (s: string): string => ackVerb(Buffer.from(s, 'latin1'));
   assert.equal(verb(''), '+ACK');
@@ -49,4 +72,8 @@ test('ack verbs from the body bytes', () => {
   assert.equal(verb('+TER'), '');
   assert.equal(verb('+TERMS'), '');
   assert.equal(verb('-NA'), '');
+  // A body inside a larger buffer.
+  const line = Buffer.from('xx+WPIyy', 'latin1');
+  assert.equal(ackVerb(line, 2, 6), '+WPI');
+  assert.equal(ackVerb(line, 2, 2), '+ACK');
 });

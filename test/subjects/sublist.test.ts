@@ -433,3 +433,29 @@ describe('sublist: property', () => {
     );
   });
 });
+
+describe('sublist: onlyUnder (publish taps)', () => {
+  test('every subscription that can match the prefix must pass, wildcards above it included', () => {
+    const sl = new Sublist<Sub>();
+    const own = new Set<number>();
+    const allowed = (s: Sub): boolean => own.has(s.id);
+    const prefix = ['$JS', 'ACK'];
+    assert.equal(sl.onlyUnder(prefix, allowed), true);
+    const a = mk('$JS.ACK.S.c1.>');
+    own.add(a.id);
+    sl.insert(a);
+    // Elsewhere, or beside the prefix: not in the way.
+    for (const other of ['foo.>', '$JS.API.>', '$JS', '$JS.ACK', 'x.*.ACK.>']) sl.insert(mk(other));
+    assert.equal(sl.onlyUnder(prefix, allowed), true);
+    for (const blocking of ['$JS.ACK.>', '$JS.ACK.S.*.1', '$JS.*.S.>', '*.ACK.>', '>', '*.*.*']) {
+      const b = mk(blocking);
+      sl.insert(b);
+      assert.equal(sl.onlyUnder(prefix, allowed), false, blocking);
+      sl.remove(b);
+      assert.equal(sl.onlyUnder(prefix, allowed), true, blocking);
+    }
+    const q = mk('$JS.ACK.S.c1.>', 'g');
+    sl.insert(q);
+    assert.equal(sl.onlyUnder(prefix, allowed), false);
+  });
+});
