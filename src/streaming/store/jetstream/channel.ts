@@ -138,7 +138,7 @@ export class JsChannel implements ChannelStore {
   readonly dirtySubs = new Map<number, boolean>();
   /** Messages before this sequence were purged from the stream (limits). */
   purgedTo = 0;
-  /** Index in the store's ack inbox (`<inbox>.<index>`). */
+  /** Index in the store's ack subject (`<ack prefix>.<index>`, names.ts ackSubjectPrefix). */
   index = 0;
   /** The Leader's publish options for this channel (writer.ts), made on its first message. */
   publishOptions: PublishOptions | null = null;

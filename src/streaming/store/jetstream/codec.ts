@@ -3,6 +3,7 @@
 // a node down (a bad value is skipped and logged by the caller).
 import Long from 'long';
 import { makeStoredMsg } from '../message.js';
+import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 import type { ClientRecord, ServerInfoRecord, StoredMsg, SubRecord } from '../types.js';
 
 const enc = new TextEncoder();
@@ -205,4 +206,105 @@ export function storedFromStream(
   const ts =
     timestamp !== undefined && /^\d+$/.test(timestamp) ? Long.fromString(timestamp) : Long.ZERO;
   return makeStoredMsg(sequence, ts, channel, reply ?? '', data);
+}
+
+/** What a Leader's publish says in its headers (readLeaderHeaders). */
+export interface LeaderHeaders {
+  /** Nats-Expected-Last-Sequence: the message is sequence expectedLast + 1. */
+  expectedLast: number;
+  timestamp: Long;
+  /** Stan-Reply, '' when absent. */
+  reply: string;
+}
+const leaderHeaders: LeaderHeaders = { expectedLast: 0, timestamp: Long.ZERO, reply: '' };
+
+const HEADER_LINE = Buffer.from('NATS/1.0\r\n');
+const EXPECTED_KEY = Buffer.from('Nats-Expected-Last-Sequence: ');
+const TIMESTAMP_KEY = Buffer.from(`${TIMESTAMP_HEADER}: `);
+const REPLY_KEY = Buffer.from(`${REPLY_HEADER}: `);
+const TWO_16 = 65536;
+const TWO_32 = 4294967296;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+function startsWithAt(b: Uint8Array, at: number, key: Buffer): boolean {
+  if (at + key.length > b.length) return false;
+  for (let i = 0; i < key.length; i++) if (b[at + i] !== key[i]) return false;
+  return true;
+}
+
+/** The decimal digits b[start..end) as a number (at most 16 digits), -1 if not digits. */
+function digits(b: Uint8Array, start: number, end: number): number {
+  let v = 0;
+  for (let i = start; i < end; i++) {
+    const c = b[i]! - 0x30;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/**
+ * A non-negative decimal of 1 to 19 digits as a Long, in two exact halves of double
+ * arithmetic: Long.fromString() multiplies Longs digit by digit, a tenth of a
+ * Follower's time. Null when it is not such a decimal (or above 2^63 - 1).
+ */
+export function longFromDecimal(b: Uint8Array, start: number, end: number): Long | null {
+  const n = end - start;
+  if (n < 1 || n > 19) return null;
+  const split = Math.max(start, end - 9);
+  const a = digits(b, start, split); // < 10^10 < 2^34
+  const lo = digits(b, split, end); // < 10^9
+  if (a < 0 || lo < 0) return null;
+  // a * 10^9 + lo = ah * 10^9 * 2^16 + al * 10^9 + lo, every product below 2^53.
+  const al = a % TWO_16;
+  const ah = (a - al) / TWO_16;
+  const t1 = al * 1e9 + lo;
+  const t2 = ah * 1e9;
+  const t2l = t2 % TWO_16;
+  const low = t1 + t2l * TWO_16;
+  const lowBits = low % TWO_32;
+  const high = (t2 - t2l) / TWO_16 + (low - lowBits) / TWO_32;
+  if (high > 0x7fffffff) return null;
+  return Long.fromBits(lowBits | 0, high, false);
+}
+
+/**
+ * Reads the header block of a Leader's publish (frames.ts writes it: the version line,
+ * then Nats-Expected-Last-Sequence, Stan-Timestamp and maybe Stan-Reply) in place.
+ * Returns one object for every call, to be read before the next; null when the block
+ * is not in that form (the caller then reads it with the client's parser).
+ */
+export function readLeaderHeaders(b: Uint8Array): LeaderHeaders | null {
+  if (!startsWithAt(b, 0, HEADER_LINE)) return null;
+  let expected = -1;
+  let timestamp: Long | null = null;
+  let reply = '';
+  let at = HEADER_LINE.length;
+  while (at < b.length) {
+    let end = at;
+    while (end < b.length && b[end] !== 0x0d) end++;
+    if (end === at) break; // the empty line that ends the block
+    if (startsWithAt(b, at, EXPECTED_KEY)) {
+      const v = digits(b, at + EXPECTED_KEY.length, end);
+      if (end - at - EXPECTED_KEY.length > 15 || v < 0) return null;
+      expected = v;
+    } else if (startsWithAt(b, at, TIMESTAMP_KEY)) {
+      timestamp = longFromDecimal(b, at + TIMESTAMP_KEY.length, end);
+      if (timestamp === null) return null;
+    } else if (startsWithAt(b, at, REPLY_KEY)) {
+      const from = at + REPLY_KEY.length;
+      // Outer white space: the client's parser trims it; leave such a value to it.
+      if (end === from || isSpace(b[from]!) || isSpace(b[end - 1]!)) return null;
+      reply = Buffer.from(b.buffer, b.byteOffset + from, end - from).toString();
+    } else return null;
+    at = end + 2;
+  }
+  if (expected < 0 || timestamp === null) return null;
+  leaderHeaders.expectedLast = expected;
+  leaderHeaders.timestamp = timestamp;
+  leaderHeaders.reply = reply;
+  return leaderHeaders;
 }

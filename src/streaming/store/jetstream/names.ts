@@ -29,6 +29,23 @@ export function leaseBucket(clusterId: string): string {
   return `STAN_${clusterId}_lease`;
 }
 
+/** The header that makes JetStream store a message only as the stream's next one. */
+export const EXPECTED_LAST_HEADER = 'Nats-Expected-Last-Sequence';
+
+/**
+ * Where a Leader's JetStream PubAcks come back: `_STAN.jsack.<cid>.<unique>.<channel
+ * index>`, one `<unique>` per Leader term. A known form, so that Followers subscribe
+ * to every Leader's PubAcks and apply a message only once JetStream stored it.
+ */
+export function ackSubjectPrefix(clusterId: string, unique: string): string {
+  return `_STAN.jsack.${clusterId}.${unique}`;
+}
+
+/** Every Leader's PubAck subjects (what Followers subscribe to). */
+export function allAckSubjects(clusterId: string): string {
+  return `_STAN.jsack.${clusterId}.>`;
+}
+
 /** The subject a channel's messages are stored under. */
 export function channelSubject(clusterId: string, channel: string): string {
   return `_STAN.ch.${clusterId}.${channel}`;

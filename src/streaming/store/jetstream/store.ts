@@ -18,7 +18,7 @@
 //   coalesced (records within 10 ms, delivery state within 100 ms). As with the SQL
 //   store, deliveries of the last moments before a failover may come again.
 // - messages dropped by the limits are purged from the stream.
-import { createInbox, type KV, type Subscription } from 'nats';
+import { nuid, type KV, type Subscription } from 'nats';
 import { ChannelRegistry, RegistryStore } from '../channel-registry.js';
 import { StoreError } from '../errors.js';
 import type { StoreLimitsConfig } from '../limits.js';
@@ -37,7 +37,7 @@ import { encodeClient, encodeInfo, encodeSub, toJson } from './codec.js';
 import type { JsEngine } from './engine.js';
 import { Follower, type FollowTarget } from './follow.js';
 import { MessageWriter, type WriterHost } from './writer.js';
-import { clientKey, INFO_KEY, stateBucket, subKey } from './names.js';
+import { ackSubjectPrefix, clientKey, INFO_KEY, stateBucket, subKey } from './names.js';
 
 export interface JetStreamStoreOptions extends StoreHooks {
   readonly engine: JsEngine;
@@ -80,7 +80,8 @@ export class JetStreamStore
   private follower: Follower | null = null;
 
   // The Leader's write path.
-  private readonly ackPrefix = createInbox();
+  /** PubAcks come back on `<ackPrefix>.<channel index>`; Followers listen to them too. */
+  private readonly ackPrefix: string;
   private ackSub: Subscription | undefined;
   private readonly byIndex = new Map<number, JsChannel>();
   private nextIndex = 1;
@@ -102,6 +103,7 @@ export class JetStreamStore
     this.engine = options.engine;
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
+    this.ackPrefix = ackSubjectPrefix(options.clusterId, nuid.next());
     this.writer = new MessageWriter(this, this.ackPrefix, options.failAfterMs);
   }
 
@@ -109,7 +111,7 @@ export class JetStreamStore
   static async open(options: JetStreamStoreOptions): Promise<JetStreamStore> {
     const kv = await options.engine.bucket(stateBucket(options.clusterId), KV_TIMEOUT_MS);
     const store = new JetStreamStore(options, kv);
-    store.follower = new Follower(store, options.engine, kv);
+    store.follower = new Follower(store, options.engine, kv, options.clusterId);
     await store.follower.start();
     return store;
   }
@@ -147,6 +149,14 @@ export class JetStreamStore
 
   warn(text: string): void {
     this.options.warn?.(text);
+  }
+
+  /**
+   * How many times a Follower read the channel's stream (the live view had a hole);
+   * undefined when not following it. For tests: a steady stream of publishes reads nothing.
+   */
+  streamReads(channel: string): number | undefined {
+    return this.follower?.channelFollow(channel)?.reads;
   }
 
   // ---- Store --------------------------------------------------------------------------
@@ -493,7 +503,7 @@ export class JetStreamStore
 }
 
 /**
- * The number that ends an ack subject (`<inbox>.<channel index>`), -1 when it ends in
+ * The number that ends an ack subject (`<ack prefix>.<channel index>`), -1 when it ends in
  * anything else: read in place, as every PubAck comes through here.
  */
 function lastTokenNumber(subject: string): number {

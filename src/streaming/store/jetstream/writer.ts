@@ -249,7 +249,7 @@ const SEQ_FIELD = Buffer.from('"seq":');
  * `"duplicate":true`), read from the bytes; 0 for anything else (an error, an empty
  * status message), which onAck then parses in full.
  */
-function ackedSequence(data: Uint8Array): number {
+export function ackedSequence(data: Uint8Array): number {
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   // "stream" first: a stream name cannot hold a quote, so no earlier "seq": can match.
   if (b.length < 20 || b[0] !== 0x7b || b[2] !== 0x73) return 0;
