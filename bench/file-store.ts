@@ -5,14 +5,18 @@
 //            does per event-loop turn: with file_sync, a flush is on disk)
 //   deliver  a subscription's round trip per message: sent (a subs.dat record),
 //            acked (another), in batches of BATCH
-//   read     every message looked up in sequence order, as a subscription catching
-//            up does (the oldest ones from disk, the newest from the read cache)
+//   read     every message looked up in sequence order (the oldest ones from disk,
+//            the newest from the read cache)
+//   bytes    the same read as deliveries do it: bytesOf() where the cache or a
+//            block read back holds the message (no object, no view), else lookup()
 //   crc      the record CRC32 (file-record.ts) against zlib.crc32, ns per call, at
 //            the sizes the store checksums: a subscription update, an index record,
 //            a 128-byte and a 1 KiB message's record
 //   pending  a subscription's pending set (SeqSet, store/seq-set.ts) against a JS Set:
 //            one add and one delete per message over a sliding window of MaxInflight
-//            (16,384) sequences, ns per message
+//            (16,384) sequences, ns per message; and the streaming subscription's
+//            pending messages with their expirations (pending.ts: a SeqSet and a mark
+//            per millisecond) against the Map of expirations it replaced
 // SIZE sets the payload size (128), N the messages (200,000), SYNC=0 turns file_sync
 // off. Each figure: messages per second (wall time) and CPU time per message, and
 // the time the garbage collector took (all kinds), per message.
@@ -24,9 +28,10 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import { CRC_IEEE, Crc32 } from '../src/streaming/store/file-record.js';
+import { Pending } from '../src/streaming/pending.js';
 import { SeqSet } from '../src/streaming/store/seq-set.js';
 import { FileStore, MemoryStore, type Store } from '../src/streaming/store/index.js';
-import { readInOrder, storeInBatches } from './store-load.js';
+import { readBytesInOrder, readInOrder, storeInBatches } from './store-load.js';
 import { formatRate } from './timing.js';
 
 const N = Number(process.env.N ?? '200000');
@@ -90,7 +95,13 @@ async function run(label: string, store: Store): Promise<void> {
   cpu = process.cpuUsage();
   await readInOrder(msgs, N);
   const read = rate(performance.now() - start);
-  console.log(`${label.padEnd(7)} store ${stored}   deliver ${delivered}   read ${read}`);
+  start = performance.now();
+  cpu = process.cpuUsage();
+  await readBytesInOrder(msgs, N);
+  const bytes = rate(performance.now() - start);
+  console.log(
+    `${label.padEnd(7)} store ${stored}   deliver ${delivered}   read ${read}   bytes ${bytes}`,
+  );
   await store.close();
 }
 
@@ -133,6 +144,36 @@ function pendingBench(): void {
   const ours = slide(new SeqSet());
   const js = slide(new Set<number>());
   console.log(`pending SeqSet ${ours.toFixed(0)} ns (Set ${js.toFixed(0)}) per add + delete`);
+  // A subscription's send and ack, the clock moving 1 ms every 500 messages.
+  const expiring = (send: (seq: number, at: number) => void, ack: (seq: number) => void) => {
+    const t = process.hrtime.bigint();
+    for (let seq = 1; seq <= n; seq++) {
+      send(seq, 30_000 + ((seq / 500) | 0));
+      if (seq > window) ack(seq - window);
+    }
+    return Number(process.hrtime.bigint() - t) / n;
+  };
+  const runPending = (): number => {
+    const p = new Pending();
+    return expiring(
+      (seq, at) => p.sent(seq, at),
+      (seq) => p.delete(seq),
+    );
+  };
+  const runMap = (): number => {
+    const m = new Map<number, number>();
+    return expiring(
+      (seq, at) => m.set(seq, at),
+      (seq) => m.delete(seq),
+    );
+  };
+  runPending();
+  runMap();
+  const marks = runPending();
+  const map = runMap();
+  console.log(
+    `pending with expirations: marks ${marks.toFixed(0)} ns (Map ${map.toFixed(0)}) per send + ack`,
+  );
 }
 
 crcBench();

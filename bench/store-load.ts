@@ -30,3 +30,13 @@ export async function readInOrder(msgs: MsgStore, n: number): Promise<void> {
     if (m instanceof Promise) await m;
   }
 }
+
+/** readInOrder() as deliveries read: bytesOf() where it answers, lookup() where it says null. */
+export async function readBytesInOrder(msgs: MsgStore, n: number): Promise<void> {
+  if (msgs.bytesOf === undefined) return readInOrder(msgs, n);
+  for (let s = 1; s <= n; s++) {
+    if (msgs.bytesOf(s) !== null) continue;
+    const m = msgs.lookup(s);
+    if (m instanceof Promise) await m;
+  }
+}

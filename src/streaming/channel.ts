@@ -139,11 +139,13 @@ export class Channel {
       // Messages removed by limits are skipped: delivery jumps to the first available.
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
       if (msgs.bytesOf !== undefined) {
-        // A memory-held store: its bytes, without a message object or a view.
+        // Held in memory: its bytes, without a message object or a view.
         const buf = msgs.bytesOf(seq);
-        if (buf === undefined) sub.lastSent = seq;
-        else sub.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
-        continue;
+        if (buf !== null) {
+          if (buf === undefined) sub.lastSent = seq;
+          else sub.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+          continue;
+        }
       }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {
@@ -171,9 +173,11 @@ export class Channel {
       if (seq < msgs.firstSequence) seq = msgs.firstSequence;
       if (msgs.bytesOf !== undefined) {
         const buf = msgs.bytesOf(seq);
-        g.lastSent = seq;
-        if (buf !== undefined) member.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
-        continue;
+        if (buf !== null) {
+          g.lastSent = seq;
+          if (buf !== undefined) member.sendRange(seq, buf, msgs.rangeStart!, msgs.rangeEnd!, now);
+          continue;
+        }
       }
       const found = msgs.lookup(seq);
       if (found instanceof Promise) {

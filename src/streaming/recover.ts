@@ -19,7 +19,7 @@ export function recoverState(s: StreamingServer, state: RecoveredState): void {
     for (const stored of store.subs.all()) {
       const record = stored.record;
       const sub = new Sub(channel, record, record.durableName);
-      for (const seq of stored.pending) sub.pending.set(seq, 0);
+      for (const seq of stored.pending) sub.restorePending(seq);
       const client = record.isClosed ? undefined : s.clients.get(record.clientID);
       if (record.qGroup !== '') {
         let group = channel.groups.get(record.qGroup);

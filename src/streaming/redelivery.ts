@@ -51,7 +51,7 @@ function send(sub: Sub, seq: number, msg: StoredMsg | undefined, now: number): v
     target = sub.group.pickForced(sub);
     if (target !== sub) {
       // The original member gets an implicit ack.
-      sub.pending.delete(seq);
+      sub.dropPending(seq);
       sub.channel.store.subs.ack(sub.id, seq);
       sub.channel.store.subs.addPending(target.id, seq);
     }

@@ -1,13 +1,8 @@
 // One streaming subscription: where its messages go, what it has sent and not had
-// acked, MaxInflight (stalled), AckWait and redelivery.
-//
-// Pending messages live in a Map from sequence to expiration time (ms). Entries are
-// added in send order and a subscription's AckWait is one value, so insertion order
-// is expiration order and the ack timer only looks at the first entry; when a queue
-// member inherits messages from a member that left they expire sooner than the
-// rest, and `ordered` is cleared so the timer scans everything once.
+// acked (pending.ts), MaxInflight (stalled), AckWait and redelivery.
 
 import { markRedelivered } from './protocol/msgproto.js';
+import { Pending } from './pending.js';
 import type { StoredMsg, SubRecord } from './store/types.js';
 import type { BusSubscription } from './bus.js';
 import type { Channel } from './channel.js';
@@ -33,9 +28,8 @@ export class Sub {
   /** Offline durable or durable queue shadow: kept, nothing is sent. */
   offline = false;
   stalled = false;
-  /** Sequence -> expiration (ms since epoch). */
-  readonly pending = new Map<number, number>();
-  ordered = true;
+  /** Sent and not acked, and when each is due again (changed through the methods below). */
+  readonly pending = new Pending();
   /** Redelivery counts by sequence, for a subscription outside a queue group. */
   private redeliveries: Map<number, number> | null = null;
   group: QueueGroup | null = null;
@@ -94,7 +88,18 @@ export class Sub {
 
   /** The pending sequences in ascending order. */
   pendingSorted(): number[] {
-    return [...this.pending.keys()].sort((a, b) => a - b);
+    return [...this.pending];
+  }
+
+  /** A pending message from the store (recovery): due for redelivery at once. */
+  restorePending(seq: number): void {
+    // Recovery restores before anything is sent: no own time is later than 0 yet.
+    this.pending.setOwn(seq, 0, true);
+  }
+
+  /** Drops every pending message (they went to other members). */
+  clearPending(): void {
+    this.pending.clear();
   }
 
   /** First delivery of message `seq`. */
@@ -113,7 +118,7 @@ export class Sub {
 
   private sending(seq: number, now: number): void {
     this.lastSent = seq;
-    this.pending.set(seq, now + this.ackWaitMs);
+    this.pending.sent(seq, now + this.ackWaitMs);
     this.channel.store.subs.addPending(this.id, seq);
   }
 
@@ -127,8 +132,7 @@ export class Sub {
     const counts = this.group !== null ? this.group.redeliveries : this.ownCounts();
     const count = (counts.get(seq) ?? 0) + 1;
     counts.set(seq, count);
-    this.pending.delete(seq);
-    this.pending.set(seq, now + this.ackWaitMs);
+    this.pending.setOwn(seq, now + this.ackWaitMs, true);
     if (this.pending.size >= this.maxInflight) this.stalled = true;
     this.channel.server.sendMsg(this.inbox, markRedelivered(msg.encoded, count));
     if (this.timer === null) this.armTimer(now + this.ackWaitMs, now);
@@ -136,9 +140,7 @@ export class Sub {
 
   /** Takes `seq` as pending, to be redelivered at `expiry` (messages of a member that left). */
   adopt(seq: number, expiry: number, now: number): void {
-    this.pending.delete(seq);
-    this.pending.set(seq, expiry);
-    this.ordered = false;
+    this.pending.setOwn(seq, expiry, false);
     this.channel.store.subs.addPending(this.id, seq);
     if (seq > this.lastSent) this.lastSent = seq;
     if (this.pending.size >= this.maxInflight) this.stalled = true;
@@ -154,8 +156,12 @@ export class Sub {
     // The ack timer stays armed: when it fires with nothing (or nothing expired)
     // pending it only looks at the first entry. Clearing it here cost a clearTimeout
     // and a setTimeout per message whenever acks kept up with deliveries.
-    if (this.pending.size === 0) this.ordered = true;
     return true;
+  }
+
+  /** Removes `seq` from the pending set without an ack record (it moves to another member). */
+  dropPending(seq: number): void {
+    this.pending.delete(seq);
   }
 
   private ownCounts(): Map<number, number> {
@@ -186,19 +192,8 @@ export class Sub {
     this.channel.server.redeliverExpired(this);
   };
 
-  /** Sequences whose AckWait has passed, and the next expiration (0 if none). */
+  /** Sequences whose AckWait has passed, ascending, and the next expiration (0 if none). */
   expired(now: number): { seqs: number[]; next: number } {
-    const seqs: number[] = [];
-    let next = 0;
-    for (const [seq, expiry] of this.pending) {
-      if (expiry <= now) {
-        seqs.push(seq);
-      } else {
-        if (next === 0 || expiry < next) next = expiry;
-        if (this.ordered) break;
-      }
-    }
-    if (!this.ordered) seqs.sort((a, b) => a - b);
-    return { seqs, next };
+    return this.pending.expired(now);
   }
 }

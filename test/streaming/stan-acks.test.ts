@@ -66,6 +66,39 @@ describe('streaming acks and redelivery', () => {
     });
   });
 
+  it('messages sent at different times: only the unacked ones come again, in order, once per AckWait', async () => {
+    await withStan({}, async ({ connect, streaming }) => {
+      const sc = await connect('me');
+      const r = await subscribe(
+        sc,
+        'foo',
+        sc.subscriptionOptions().setAckWait(1000).setManualAckMode(true),
+      );
+      // Three bursts some milliseconds apart: their AckWaits end at different times.
+      for (let burst = 0; burst < 3; burst++) {
+        await publishMany(sc, 'foo', 5);
+        await sleep(30);
+      }
+      await r.waitFor(15);
+      for (const m of r.msgs) if (m.getSequence() % 2 === 0) m.ack();
+      const odd = [1, 3, 5, 7, 9, 11, 13, 15];
+      await r.waitFor(15 + odd.length, 4000);
+      const again = r.msgs.slice(15);
+      assert.deepEqual(
+        again.map((m) => m.getSequence()),
+        odd,
+      );
+      for (const m of again) {
+        assert.equal(m.isRedelivered(), true);
+        assert.equal(m.getRedeliveryCount(), 1);
+        m.ack();
+      }
+      await sleep(1300);
+      assert.equal(r.msgs.length, 15 + odd.length);
+      assert.equal(streaming.channels.get('foo')!.plain[0]!.pending.size, 0);
+    });
+  });
+
   it('redelivery is forced while stalled: the same message keeps coming, nothing new', async () => {
     await withStan({}, async ({ connect }) => {
       const sc = await connect('me');

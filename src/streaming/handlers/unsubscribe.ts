@@ -115,7 +115,7 @@ function leaveGroup(s: StreamingServer, sub: Sub, mode: RemoveMode): void {
     // The others take its unacked messages, redelivered shortly (round-robin); each
     // member's last_sent becomes the highest sequence it took.
     const seqs = sub.pendingSorted();
-    sub.pending.clear();
+    sub.clearPending();
     // The group's last sent sequence is kept by its members' records: when the one
     // leaving holds it and it goes nowhere with the pending ones, another member's
     // record takes it (as the reference does), or a restart would send it again.

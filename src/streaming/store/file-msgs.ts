@@ -12,7 +12,7 @@ import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
 import { blockEnd, isWhole, msgAt, ReadMsg, readBlock, type ReadBlock } from './file-read.js';
-import { MSG_OVERHEAD } from './file-record.js';
+import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
 import { MsgStoreBase } from './msg-store-base.js';
@@ -180,6 +180,47 @@ export class FileMsgStore extends MsgStoreBase {
     const slice = this.sliceOf(sequence);
     if (slice === undefined) return undefined;
     return this.readFrom(slice, sequence);
+  }
+
+  /** Where bytesOf() found its message. */
+  rangeStart = 0;
+  rangeEnd = 0;
+  /** A Buffer over the whole ArrayBuffer of the cache's last message sent (bytesOf). */
+  private wholeOf: ArrayBufferLike | undefined = undefined;
+  private whole: Buffer | undefined = undefined;
+
+  /**
+   * lookup() for a delivery, without a message object or a view per message (a
+   * catch-up sends hundreds of thousands): the bytes where the cache or a block read
+   * back holds them; null when neither does (lookup() reads them).
+   */
+  bytesOf(sequence: number): Buffer | undefined | null {
+    if (sequence < this.first || sequence > this.last || this.total === 0) return undefined;
+    if (sequence >= this.ringFirst && this.ringCount > 0) {
+      const i = sequence & this.mask;
+      const ab = this.ringBufs[i]!;
+      // Messages stored one after the other share a slab: one Buffer per slab.
+      if (ab !== this.wholeOf) {
+        this.wholeOf = ab;
+        this.whole = Buffer.from(ab);
+      }
+      const start = this.ringOffsets[i]!;
+      this.rangeStart = start;
+      this.rangeEnd = start + this.ringLengths[i]!;
+      return this.whole!;
+    }
+    const blocks = this.blocks;
+    for (let n = 0; n < blocks.length; n++) {
+      const b = blocks[n]!;
+      const i = sequence - b.from;
+      if (i >= 0 && i < b.count) {
+        if (i === 0 && isWhole(b)) this.readAhead(b.to + 1);
+        this.rangeStart = b.starts[i]!;
+        this.rangeEnd = b.starts[i + 1]! - RECORD_HEADER_SIZE;
+        return b.buf;
+      }
+    }
+    return null;
   }
 
   protected seekTimestamp(timestamp: Long): number | Promise<number> {
@@ -378,6 +419,8 @@ export class FileMsgStore extends MsgStoreBase {
   }
 
   private clearRing(): void {
+    this.wholeOf = undefined;
+    this.whole = undefined;
     this.ctx.cache.bytes -= this.ringBytes;
     this.ringBytes = 0;
     this.ringCount = 0;

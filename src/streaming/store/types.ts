@@ -124,10 +124,12 @@ export interface MsgStore {
     end: number,
   ): boolean;
   /**
-   * Optional, with storeRange: lookup() without a StoredMsg. The buffer holding message
-   * `sequence`, which is `buf[rangeStart, rangeEnd)`, or undefined if it is not stored.
+   * Optional: lookup() without a StoredMsg, for messages held in memory. The buffer
+   * holding message `sequence`, which is `buf[rangeStart, rangeEnd)`; undefined if it
+   * is not stored; null if it is stored but not in memory now (a FILE store's message
+   * neither in its cache nor in a block read back): lookup() reads it.
    */
-  bytesOf?(sequence: number): Buffer | undefined;
+  bytesOf?(sequence: number): Buffer | undefined | null;
   /** Where the message of the last bytesOf() is in its buffer. */
   readonly rangeStart?: number;
   readonly rangeEnd?: number;
