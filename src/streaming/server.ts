@@ -10,6 +10,7 @@ import type { Server } from '../server/server.js';
 import type { Logger } from '../server/logger.js';
 import { createLogger } from '../server/logger.js';
 import type { Bus, BusSubscription } from './bus.js';
+import { GatedBus } from './bus-gate.js';
 import { InternalBus } from './bus-internal.js';
 import { Channel } from './channel.js';
 import { StanClient } from './client.js';
@@ -114,6 +115,8 @@ export class StreamingServer {
   ft: FtMember | null = null;
   /** The clustered node (--clustered), null otherwise. */
   cluster: ClusterMember | null = null;
+  /** Clustered: the bus, held shut while the Leader is suspended (bus-gate.ts). */
+  private gate: GatedBus | null = null;
   /** Counts clustered step-downs, so that a promotion overtaken by one stops. */
   generation = 0;
   /** Called after abort() (the command exits; an embedding program decides). */
@@ -193,7 +196,9 @@ export class StreamingServer {
       this.options.natsServer,
       this.options.limits,
     );
-    this.bus = await this.createBus();
+    const cluster = this.cluster;
+    this.gate = new GatedBus(await this.createBus(), () => cluster.leaseValid);
+    this.bus = this.gate;
     try {
       this.store = await this.cluster.start();
     } catch (err) {
@@ -224,12 +229,31 @@ export class StreamingServer {
   }
 
   /**
+   * Clustered: the lease ran out without being taken (JetStream electing the lease
+   * bucket's raft leader). Nothing may reach a client and no state is written until
+   * resume() or demote(): the requests and the output are held, in order.
+   */
+  suspend(reason: string): void {
+    this.gate?.hold();
+    (this.store as Partial<{ pause(): void }>).pause?.();
+    this.logger.debug(`STAN: suspended: ${reason}`);
+  }
+
+  /** Clustered: the lease was renewed, nobody else led meanwhile: carry on. */
+  resume(): void {
+    (this.store as Partial<{ resume(): void }>).resume?.();
+    this.gate?.resume();
+  }
+
+  /**
    * Clustered: stop serving at once and forget what was served (the store is
    * abandoned; ClusterMember gives the server a fresh one that follows again).
    */
   demote(reason: string): void {
     this.generation++;
     this.stopServing();
+    // What a suspended Leader held goes: the next Leader answers the clients.
+    this.gate?.discard();
     this.clients.clear();
     this.clientsByConn.clear();
     this.checkingIds.clear();

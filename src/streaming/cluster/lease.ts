@@ -6,22 +6,38 @@
 // - The Leader renews every renewInterval with update(key, value, its revision). A
 //   renewal sent at t and acknowledged makes it Leader until t + leaseTimeout (t is
 //   taken before the request leaves, so the lease never lasts longer than JetStream
-//   saw it). When that time comes without a newer renewal, it steps down (a timer,
+//   saw it). When that time comes without a newer renewal, it stops acting (a timer,
 //   not the renewal loop, so a slow request cannot delay it). A renewal refused
 //   because the revision moved means someone else holds the lease: it steps down at
 //   once.
+// - A lease that ran out without being taken (no renewal got through: JetStream was
+//   electing the bucket's raft leader, the connection was moving to another server)
+//   suspends the Leader instead: it does nothing a client can see, and the renewals go
+//   on against its revision. One that succeeds proves nobody took the lease meanwhile
+//   (a take writes a new revision), so the Leader resumes where it stood; a refused one
+//   means another node holds it, and so does `suspendLimit` without success: then it
+//   steps down.
 // - Another node reads the key every renewInterval. Once it has seen the same
 //   revision for electionTimeout (> leaseTimeout) on its own clock, the Leader that
-//   wrote it has stepped down, whatever it is doing; then the node takes the lease
+//   wrote it has stopped acting, whatever it is doing; then the node takes the lease
 //   with update(key, value, that revision), which JetStream accepts for one node only.
 //   A node that sees the lease released (a Leader that stopped cleanly) takes it at once.
+//   A read that fails starts that count again: a Leader suspended while the bucket had
+//   no raft leader renews within one interval once it has one, before anyone could
+//   take over.
 // - A missing key is created with create(), which also succeeds for one node only.
 //
 // Clocks: only durations on each node's monotonic clock are compared, never
 // timestamps across nodes. Clock rates may differ by the margin electionTimeout -
 // leaseTimeout over one lease.
 
-/** The part of a key-value bucket the lease uses (the `nats` client's KV has it). */
+import type { JetStreamClient } from 'nats';
+
+/**
+ * The part of a key-value bucket the lease uses. update() must be a true
+ * compare-and-set in log order: `leaseBucket()` below, not the `nats` client's
+ * kv.update().
+ */
 export interface LeaseBucket {
   get(key: string): Promise<{
     readonly revision: number;
@@ -36,6 +52,8 @@ export interface LeaseTiming {
   readonly renewInterval: number;
   readonly leaseTimeout: number;
   readonly electionTimeout: number;
+  /** How long a Leader whose lease ran out stays suspended before it steps down. */
+  readonly suspendLimit: number;
 }
 
 export type Role = 'Leader' | 'Follower' | 'Candidate';
@@ -43,6 +61,16 @@ export type Role = 'Leader' | 'Follower' | 'Candidate';
 export interface LeaseHooks {
   /** The lease is ours: become Leader (the lease is renewed meanwhile). */
   elected(): Promise<void>;
+  /**
+   * The lease ran out without being taken: do nothing a client can see (hold what
+   * comes in and what would go out) until resumed() or lost().
+   */
+  suspended(reason: string): void;
+  /**
+   * A renewal got through after the lease ran out (suspended() or not yet): nobody
+   * else led meanwhile; carry on.
+   */
+  resumed(): void;
   /** The lease is lost or was never usable: stop leading at once. */
   lost(reason: string): void;
   info(text: string): void;
@@ -79,6 +107,8 @@ export class Lease {
   private revision = 0;
   private validUntil = 0;
   private expiry: NodeJS.Timeout | undefined;
+  /** The lease ran out without a renewal: since when (0 while valid). */
+  private suspendedAt = 0;
   private loop: NodeJS.Timeout | undefined;
   private busy = false;
   private stopped = false;
@@ -159,7 +189,17 @@ export class Lease {
       const revision = await this.bucket.update(LEASE_KEY, this.value(), this.revision);
       if (!this.leading || this.stopped) return;
       this.revision = revision;
+      // Ran out before this renewal came back (suspended, or not yet: requests that
+      // came in meanwhile were held all the same, bus-gate.ts).
+      const lapsed = this.suspendedAt !== 0 || now() >= this.validUntil;
       this.extend(sentAt);
+      if (lapsed && now() < this.validUntil) {
+        if (this.suspendedAt !== 0) {
+          this.hooks.info(`clustered: node "${this.nodeId}" renewed its lease, serving again`);
+        }
+        this.suspendedAt = 0;
+        this.hooks.resumed();
+      }
     } catch (err) {
       if (!this.leading) return;
       // Refused because the revision moved: someone else holds the lease now, unless
@@ -206,13 +246,40 @@ export class Lease {
       () => {
         this.expiry = undefined;
         if (!this.leading) return;
-        if (now() >= this.validUntil) {
+        const t = now();
+        if (t < this.validUntil) {
+          this.watchExpiry();
+        } else if (this.promoting) {
+          // Nothing is served yet: no state worth keeping.
           this.lose(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
         } else {
-          this.watchExpiry();
+          if (this.suspendedAt === 0) {
+            this.suspendedAt = t;
+            this.hooks.suspended(`could not renew the lease for ${this.timing.leaseTimeout} ms`);
+          }
+          this.watchSuspension();
         }
       },
       Math.max(1, Math.ceil(this.validUntil - now())),
+    );
+  }
+
+  /** A suspended Leader that cannot renew for suspendLimit steps down. */
+  private watchSuspension(): void {
+    this.expiry = setTimeout(
+      () => {
+        this.expiry = undefined;
+        if (!this.leading || this.suspendedAt === 0) return;
+        const waited = now() - this.suspendedAt;
+        if (waited >= this.timing.suspendLimit) {
+          this.lose(
+            `could not renew the lease for ${Math.round(waited + this.timing.leaseTimeout)} ms`,
+          );
+        } else {
+          this.watchSuspension();
+        }
+      },
+      Math.max(1, Math.ceil(this.suspendedAt + this.timing.suspendLimit - now())),
     );
   }
 
@@ -221,7 +288,9 @@ export class Lease {
     try {
       entry = await this.bucket.get(LEASE_KEY);
     } catch {
+      // The count starts again with the next read (see the top of this file).
       this.seenFresh = false;
+      this.seenRevision = -1;
       return;
     }
     const t = now();
@@ -276,10 +345,39 @@ export class Lease {
     this.leading = false;
     this.promoting = false;
     this.validUntil = 0;
+    this.suspendedAt = 0;
     if (this.expiry !== undefined) clearTimeout(this.expiry);
     this.seenRevision = -1;
     this.seenAt = now();
     this.seenFresh = false;
     this.hooks.lost(reason);
   }
+}
+
+/**
+ * The lease's bucket: reads and create() through the `nats` client's KV, update() as
+ * a publish to the key's subject expecting the bucket stream's last sequence.
+ *
+ * kv.update() sends `Nats-Expected-Last-Subject-Sequence`, which nats-server 2.9
+ * checks, on a replicated stream, only when the leader proposes the write, against
+ * what it has applied (`processClusteredInboundMsg`; `processJetStreamMsg` skips the
+ * check when clustered): two updates against the same revision proposed together both
+ * succeed. Two nodes took the lease in the same millisecond that way in the failover
+ * test. `Nats-Expected-Last-Sequence` is checked again when each replica applies the
+ * write, in log order, so exactly one succeeds. The bucket holds this one key, so the
+ * stream's last sequence is the key's revision.
+ */
+export function leaseBucket(
+  kv: LeaseBucket,
+  js: JetStreamClient,
+  bucket: string,
+  timeoutMs: number,
+): LeaseBucket {
+  const subject = `$KV.${bucket}.${LEASE_KEY}`;
+  return {
+    get: (key) => kv.get(key),
+    create: (key, value) => kv.create(key, value),
+    update: async (_key, value, lastSequence) =>
+      (await js.publish(subject, value, { expect: { lastSequence }, timeout: timeoutMs })).seq,
+  };
 }

@@ -3,14 +3,13 @@
 // and the server starts serving; on losing the lease (or a store failure) the server
 // stops serving at once, the store is abandoned without another write, and a fresh
 // store starts following again: the node is a Follower, not a stopped process.
-import type { KV } from 'nats';
 import { nuid } from '../nuid.js';
 import { JsEngine } from '../store/jetstream/engine.js';
-import { leaseBucket } from '../store/jetstream/names.js';
+import { leaseBucket as leaseBucketName } from '../store/jetstream/names.js';
 import { JetStreamStore } from '../store/jetstream/store.js';
 import type { Store } from '../store/types.js';
 import type { StoreLimitsConfig } from '../store/limits.js';
-import { Lease, type Role } from './lease.js';
+import { Lease, leaseBucket, type LeaseBucket, type Role } from './lease.js';
 import type { ClusteringOptions } from './options.js';
 
 /** What the member needs from the streaming server. */
@@ -22,6 +21,13 @@ export interface ClusterHost {
   store: Store;
   /** The lease is ours and the store caught up: recover from it and serve. */
   promote(): Promise<void>;
+  /**
+   * The lease ran out without being taken: hold every request and everything that
+   * would go out, and write no state, until resume() or demote().
+   */
+  suspend(reason: string): void;
+  /** The lease is valid again and was never taken: carry on with what was held. */
+  resume(): void;
   /** Stop serving at once and forget the served state (the store is abandoned). */
   demote(reason: string): void;
   onChannelInactive(name: string): void;
@@ -67,6 +73,11 @@ export class ClusterMember {
     return this.lease.role;
   }
 
+  /** True while the lease is this node's and valid (serving, or promoting). */
+  get leaseValid(): boolean {
+    return this.lease.valid;
+  }
+
   /** True while this node serves the streaming protocol. */
   get leading(): boolean {
     return this.lease.role === 'Leader';
@@ -83,7 +94,7 @@ export class ClusterMember {
     // A node may start before its JetStream is ready (a cluster starting, a server
     // restarting): it tries again for a while, as the reference waits for NATS.
     const end = Date.now() + START_LIMIT_MS;
-    let bucket: KV;
+    let bucket: LeaseBucket;
     let store: JetStreamStore;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -105,7 +116,13 @@ export class ClusterMember {
         try {
           // A renewal may take as long as the lease lasts (a loaded JetStream answers in
           // seconds): one given up earlier would never extend it, even when stored.
-          bucket = await this.leaseEngine.bucket(leaseBucket(h.clusterId), o.leaseTimeout);
+          const name = leaseBucketName(h.clusterId);
+          bucket = leaseBucket(
+            await this.leaseEngine.bucket(name, o.leaseTimeout),
+            this.leaseEngine.js,
+            name,
+            o.leaseTimeout,
+          );
           store = await this.openStore();
         } catch (err) {
           await this.engine.close();
@@ -123,6 +140,13 @@ export class ClusterMember {
     }
     this.lease = new Lease(bucket, this.nodeId, h.serverId, o, {
       elected: () => this.elected(),
+      suspended: (reason) => {
+        h.logger.warn(`STAN: clustered: Leader suspended: ${reason}; waiting for JetStream`);
+        h.suspend(reason);
+      },
+      resumed: () => {
+        h.resume();
+      },
       lost: (reason) => {
         this.stepDown(reason);
       },

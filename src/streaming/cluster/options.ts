@@ -23,6 +23,13 @@ export interface ClusteringOptions {
   electionTimeout: number;
   /** How often the Leader renews its lease (a fifth of leaseTimeout unless set). */
   renewInterval: number;
+  /**
+   * How long a Leader whose lease ran out without being taken stays suspended, trying
+   * to renew, before it steps down (lease.ts). Longer than a JetStream stream's raft
+   * leader election (4-9 s in nats-server 2.9): a JetStream server that dies while it
+   * leads the lease bucket suspends the Leader for that long, and clients only wait.
+   */
+  suspendLimit: number;
   /** Replicas of the streams and buckets (3; 1 when the JetStream is not clustered). */
   replicas: number;
   /** Options of the reference that mean nothing without a local raft log, for the log. */
@@ -34,12 +41,12 @@ export const DEFAULT_CLUSTERING: Readonly<ClusteringOptions> = Object.freeze({
   peers: [],
   // A failover takes electionTimeout plus a read interval plus the promotion: a few
   // seconds. A JetStream server killed while it led the lease bucket leaves the bucket
-  // without a raft leader for 4-9 s in nats-server 2.9: the lease may lapse then, and
-  // a Leader is elected again once the bucket has one (no acknowledged message is
-  // lost; raise both timeouts to ride such elections out instead).
+  // without a raft leader for 4-9 s in nats-server 2.9: the lease lapses then, the
+  // Leader is suspended and resumes once the bucket has a leader again.
   leaseTimeout: 3000,
   electionTimeout: 4000,
   renewInterval: 600,
+  suspendLimit: 20_000,
   replicas: 3,
   ignored: [],
 });

@@ -130,6 +130,8 @@ export class JsChannel implements ChannelStore {
   /** The first unacknowledged sequence is being read back (writer.ts). */
   verifying = false;
   lastError = '';
+  /** The last answer was "no responders": the stream is electing its raft leader. */
+  leaderless = false;
   /** Flushes waiting for `acked` to reach a sequence, in sequence order. */
   waiters: { seq: number; done: () => void; fail: (err: Error) => void }[] = [];
   /** Subscriptions to write to the bucket; true when their record changed. */

@@ -51,7 +51,7 @@ export interface JetStreamStoreOptions extends StoreHooks {
 
 const DONE: Promise<void> = Promise.resolve();
 const RETRY_MS = 1000;
-const CHECK_MS = 250;
+const CHECK_MS = 100;
 const RECORD_DELAY_MS = 10;
 const STATE_DELAY_MS = 100;
 const KV_TIMEOUT_MS = 5000;
@@ -65,6 +65,11 @@ export class JetStreamStore
   protected readonly channelsByName: ChannelRegistry<JsChannel>;
   /** True on the Leader once promoted: changes are written to JetStream. */
   private writing = false;
+  /**
+   * The Leader is suspended (its lease ran out, cluster/lease.ts): no state writes and
+   * no resends until resume(); what is stored meanwhile waits in the dirty sets.
+   */
+  private paused = false;
   private failed: string | null = null;
   private closed = false;
   private readonly isClosed = (): boolean => this.closed;
@@ -181,7 +186,7 @@ export class JetStreamStore
       },
     });
     this.checkTimer = setInterval(() => {
-      if (this.writing) this.writer.check(this.channelsByName.values());
+      if (this.writing && !this.paused) this.writer.check(this.channelsByName.values());
     }, CHECK_MS);
     for (const ch of missing) this.prepare(ch);
     if (this.info === undefined) return undefined;
@@ -314,6 +319,19 @@ export class JetStreamStore
     return this.writing;
   }
 
+  /** The Leader is suspended: the state bucket is not written until resume(). */
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** The Leader carries on: the state held back is written, unacknowledged messages sent again. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.writer.resumed(this.channelsByName.values());
+    this.kick(0);
+  }
+
   private checkOpen(): void {
     if (this.closed) throw new StoreError('CLOSED');
   }
@@ -407,7 +425,8 @@ export class JetStreamStore
 
   /** Writes what changed to the state bucket (and purges what the limits dropped). */
   private async sync(): Promise<void> {
-    if (!this.writing) return;
+    // Suspended: resume() runs it again.
+    if (!this.writing || this.paused) return;
     const writes: Promise<unknown>[] = [];
     // Resolved once this round's writes all succeeded; else the next round has them.
     const waiters = this.recordWaiters.splice(0);

@@ -24,6 +24,12 @@ import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 /** Unacknowledged for this long: sent again. */
 const RETRY_MS = 1000;
 /**
+ * Sooner when JetStream answered "no responders": the stream has no raft leader (one
+ * is being elected), so nothing was stored, and the resend goes through as soon as it
+ * has one instead of up to a second later.
+ */
+const RETRY_LEADERLESS_MS = 200;
+/**
  * Messages of one channel published and not acknowledged yet, at most. Deep enough
  * to keep JetStream busy (thousands a second at any round trip under 100 ms); bounded
  * so that JetStream's queues stay short: a publisher with 16k PubAcks outstanding
@@ -115,6 +121,7 @@ export class MessageWriter {
     } catch {
       // No responders (an empty 503 status): the stream has no leader right now.
       error = msg.headers?.description ?? 'no answer from JetStream';
+      ch.leaderless = true;
     }
     if (error !== '') {
       ch.lastError = error;
@@ -155,6 +162,7 @@ export class MessageWriter {
     }
     ch.progressAt = performance.now();
     ch.lastError = '';
+    ch.leaderless = false;
     const waiters = ch.waiters;
     let n = 0;
     while (n < waiters.length && waiters[n]!.seq <= ch.acked) waiters[n++]!.done();
@@ -197,6 +205,19 @@ export class MessageWriter {
     }
   }
 
+  /**
+   * The Leader was suspended (no resends meanwhile): what is unacknowledged goes out
+   * again at the next check, and the time without progress counts from now.
+   */
+  resumed(channels: Iterable<JsChannel>): void {
+    const due = performance.now() - RETRY_MS - 1;
+    for (const ch of channels) {
+      if (ch.inflightCount === 0) continue;
+      ch.progressAt = due;
+      ch.retriedAt = 0;
+    }
+  }
+
   /** Resends what JetStream did not acknowledge; fails once it has been too long. */
   check(channels: Iterable<JsChannel>): void {
     const now = performance.now();
@@ -210,7 +231,8 @@ export class MessageWriter {
         );
         return;
       }
-      if (idle > RETRY_MS && now - ch.retriedAt > RETRY_MS && !ch.verifying) {
+      const wait = ch.leaderless ? RETRY_LEADERLESS_MS : RETRY_MS;
+      if (idle > wait && now - ch.retriedAt > wait && !ch.verifying) {
         ch.retriedAt = now;
         ch.retrying = true;
         ch.sentUpTo = ch.inflightHead + 1;
