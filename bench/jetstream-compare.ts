@@ -6,6 +6,7 @@
 //   node dist/bench/jetstream-compare.js
 //   ONLY=pull STORAGE=file ROUNDS=5 node dist/bench/jetstream-compare.js
 //   WARMUP=20000 ONLY="KV get" node dist/bench/jetstream-compare.js   (steady state)
+//   WARMUP=60000 ONLY="pub async" STORAGE=file node dist/bench/jetstream-compare.js
 //   WB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" ONLY=... node dist/bench/...
 //
 // Scenarios, on memory and on file streams: acked publish of 128 B and 1 KiB, async
@@ -38,9 +39,11 @@ const SCALE = Number(process.env.SCALE ?? '1');
 /** SIDES=wb runs wirebus alone (a profile without the reference's runs in between). */
 const SIDES = (process.env.SIDES ?? 'ref,wb').split(',') as Kind[];
 /**
- * WARMUP=<ops> runs that many KV puts/gets (and API requests) before the measured ones: a
- * fresh wirebus spends its first thousands of requests in V8's interpreter and compilers
- * (issue 15: 2,000 cold KV gets cost ~85 µs of CPU each, warm ones ~30, the reference's 25-30).
+ * WARMUP=<ops> runs that many KV puts/gets (and API requests, and async acked publishes)
+ * before the measured ones: a fresh wirebus spends its first thousands of requests in V8's
+ * interpreter and compilers (issue 15: 2,000 cold KV gets cost ~85 µs of CPU each, warm ones
+ * ~30, the reference's 25-30; the first 30,000 1 KiB file publishes ~7 µs, later ones ~2-2.7,
+ * half of the cold cost on V8's background compiler threads).
  */
 const WARMUP = Number(process.env.WARMUP ?? '0');
 
@@ -163,9 +166,11 @@ function asyncPublish(size: number, n: number): Scenario {
   return async (nc, storage, cpu) => {
     const name = `A${size}`;
     await setupStream(nc, name, storage);
+    const data = new Uint8Array(size);
+    if (WARMUP > 0) await publishAcked(nc, `${name}.x`, data, WARMUP, 1000);
     cpu.start();
     const t0 = performance.now();
-    await publishAcked(nc, `${name}.x`, new Uint8Array(size), n, 1000);
+    await publishAcked(nc, `${name}.x`, data, n, 1000);
     cpu.stop(n);
     return n / ((performance.now() - t0) / 1000);
   };
@@ -350,7 +355,7 @@ for (const storage of STORAGES) {
     const m = (xs: Outcome[], f: (o: Outcome) => number): number => median(xs.map(f));
     const fig = (o: Outcome): number => o.figure;
     const cpu = (o: Outcome): number => o.cpuPerOp;
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(1)} / ${m(wbs, cpu).toFixed(1)} | ${median(cpuRatios).toFixed(2)} |`;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} |`;
     process.stdout.write(row + '\n');
   }
 }
