@@ -1,4 +1,4 @@
-// The memory store: a stream's log in a Map by sequence, with a per-subject index for
+// The memory store: a stream's log in typed columns by sequence, with a per-subject index for
 // per-subject limits, last-by-subject reads and subject counts. Limits are enforced as
 // nats-server's memstore enforces them (per subject, then messages, then bytes, and a
 // max_age timer set for the oldest message); sizes count as the reference's memory
@@ -22,11 +22,13 @@ import {
   lowersPerSubject,
 } from './types.js';
 import { ConsumerBook } from './consumer-state.js';
-import { MessageSlabs, SeqLog, loadInto } from './memory-log.js';
+import { MemLog } from './memory-log.js';
 
 const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
 interface SubjectState {
+  /** The subject's id in the log's subject column. */
+  readonly id: number;
   msgs: number;
   first: number;
   last: number;
@@ -39,9 +41,11 @@ export function memoryMsgSize(subject: string, hdrLen: number, dataLen: number):
 export class MemoryStreamStore implements StreamStore {
   readonly type = 'memory' as const;
   private cfg: StreamStoreConfig;
-  private readonly msgs = new SeqLog();
-  private readonly slabs = new MessageSlabs();
+  private readonly msgs = new MemLog();
   private readonly subjects = new Map<string, SubjectState>();
+  /** Subjects by id (undefined once a subject has no message left); ids are reused. */
+  private names: (string | undefined)[] = [];
+  private freeIds: number[] = [];
   private firstSeq = 0;
   private lastSeq = 0;
   private lastTs = -0; // a double from the start (see blankStoredMsg)
@@ -73,13 +77,13 @@ export class MemoryStreamStore implements StreamStore {
     const seq = ++this.lastSeq;
     if (this.msgs.size === 0) this.firstSeq = seq;
     this.lastTs = ts;
-    this.msgs.set(this.slabs.make(subject, seq, ts, hdr, data));
-    this.bytes += size;
     let ss = this.subjects.get(subject);
     if (ss === undefined) {
-      ss = { msgs: 0, first: seq, last: seq };
+      ss = { id: this.internSubject(subject), msgs: 0, first: seq, last: seq };
       this.subjects.set(subject, ss);
     }
+    this.msgs.append(seq, ss.id, ts, hdr, data);
+    this.bytes += size;
     ss.msgs++;
     ss.last = seq;
     this.updates?.(1, size, seq, subject);
@@ -104,8 +108,8 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined {
-    const m = this.msgs.get(seq);
-    return m === undefined ? undefined : loadInto(m, into);
+    const id = this.msgs.subjectOf(seq);
+    return id < 0 ? undefined : this.msgs.load(seq, this.names[id]!, into);
   }
 
   loadNextMsg(
@@ -116,16 +120,18 @@ export class MemoryStreamStore implements StreamStore {
   ): StoredMsg | undefined {
     const all = isAllSubjects(filter);
     if (start < this.firstSeq) start = this.firstSeq;
+    let want = -1;
     if (!all && !wildcard) {
       const ss = this.subjects.get(filter);
       if (ss === undefined || ss.last < start) return undefined;
       if (start < ss.first) start = ss.first;
+      want = ss.id;
     }
     for (let seq = start; seq <= this.lastSeq; seq++) {
-      const m = this.msgs.get(seq);
-      if (m === undefined) continue;
-      if (all || (wildcard ? subjectMatches(m.subject, filter) : m.subject === filter))
-        return loadInto(m, into);
+      const id = this.msgs.subjectOf(seq);
+      if (id < 0) continue;
+      if (all || (wildcard ? subjectMatches(this.names[id]!, filter) : id === want))
+        return this.msgs.load(seq, this.names[id]!, into);
     }
     return undefined;
   }
@@ -133,42 +139,41 @@ export class MemoryStreamStore implements StreamStore {
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined {
     if (isAllSubjects(filter)) {
       for (let seq = this.lastSeq; seq >= this.firstSeq; seq--) {
-        const m = this.msgs.get(seq);
-        if (m !== undefined) return loadInto(m, into);
+        if (this.msgs.has(seq)) return this.loadMsg(seq, into);
       }
       return undefined;
     }
     if (!isWildcard(filter)) {
       const ss = this.subjects.get(filter);
-      if (ss === undefined) return undefined;
-      const m = this.msgs.get(ss.last);
-      return m === undefined ? undefined : loadInto(m, into);
+      return ss === undefined ? undefined : this.loadMsg(ss.last, into);
     }
     let best = 0;
     for (const [subject, ss] of this.subjects) {
       if (ss.last > best && subjectMatches(subject, filter)) best = ss.last;
     }
-    const m = best === 0 ? undefined : this.msgs.get(best);
-    return m === undefined ? undefined : loadInto(m, into);
+    return best === 0 ? undefined : this.loadMsg(best, into);
   }
 
   removeMsg(seq: number): boolean {
-    const m = this.msgs.get(seq);
-    if (m === undefined) return false;
-    this.msgs.delete(seq);
-    const size = memoryMsgSize(m.subject, m.hl, m.dl);
-    this.slabs.release(m, seq === this.firstSeq);
+    const id = this.msgs.subjectOf(seq);
+    if (id < 0) return false;
+    const subject = this.names[id]!;
+    const size = memoryMsgSize(subject, this.msgs.bytesOf(seq), 0);
+    this.msgs.remove(seq, seq === this.firstSeq);
     this.bytes -= size;
-    const ss = this.subjects.get(m.subject);
+    const ss = this.subjects.get(subject);
     if (ss !== undefined) {
       ss.msgs--;
-      if (ss.msgs === 0) this.subjects.delete(m.subject);
-      else if (ss.msgs === 1) {
+      if (ss.msgs === 0) {
+        this.subjects.delete(subject);
+        this.names[id] = undefined;
+        this.freeIds.push(id);
+      } else if (ss.msgs === 1) {
         // One left: it is both ends, no search (the common case of a KV with history 1).
         if (seq === ss.first) ss.first = ss.last;
         else if (seq === ss.last) ss.last = ss.first;
-      } else if (seq === ss.first) ss.first = this.firstOfSubject(m.subject, ss, seq + 1);
-      else if (seq === ss.last) ss.last = this.lastOfSubject(m.subject, ss, seq - 1);
+      } else if (seq === ss.first) ss.first = this.firstOfSubject(ss, seq + 1);
+      else if (seq === ss.last) ss.last = this.lastOfSubject(ss, seq - 1);
     }
     if (this.msgs.size === 0) {
       this.firstSeq = this.lastSeq + 1;
@@ -177,23 +182,19 @@ export class MemoryStreamStore implements StreamStore {
       while (!this.msgs.has(s)) s++;
       this.firstSeq = s;
     }
-    this.updates?.(-1, -size, seq, m.subject);
+    this.updates?.(-1, -size, seq, subject);
     return true;
   }
 
   eraseMsg(seq: number): boolean {
-    const m = this.msgs.get(seq);
-    if (m !== undefined) m.buf.fill(0, m.off, m.off + m.hl + m.dl);
+    this.msgs.erase(seq);
     return this.removeMsg(seq);
   }
 
   purge(): number {
     const n = this.msgs.size;
     const bytes = this.bytes;
-    this.msgs.clear();
-    this.slabs.reset();
-    this.subjects.clear();
-    this.bytes = 0;
+    this.clearAll();
     this.firstSeq = this.lastSeq + 1;
     if (n > 0) this.updates?.(-n, -bytes, 0, '');
     return n;
@@ -215,11 +216,12 @@ export class MemoryStreamStore implements StreamStore {
     if (seq > 0 && seq - 1 < last) last = seq - 1;
     let toRemove = state.msgs;
     if (keep > 0) toRemove = keep >= state.msgs ? 0 : state.msgs - keep;
+    const want = wildcard ? -1 : this.subjects.get(subject)!.id;
     let n = 0;
     for (let s = state.first; s <= last && n < toRemove; s++) {
-      const m = this.msgs.get(s);
-      if (m === undefined) continue;
-      if (wildcard ? subjectMatches(m.subject, subject) : m.subject === subject) {
+      const id = this.msgs.subjectOf(s);
+      if (id < 0) continue;
+      if (wildcard ? subjectMatches(this.names[id]!, subject) : id === want) {
         if (this.removeMsg(s)) n++;
       }
     }
@@ -246,15 +248,13 @@ export class MemoryStreamStore implements StreamStore {
     if (seq !== 0 && !this.msgs.has(seq)) throw new Error('invalid sequence');
     for (let s = this.lastSeq; s > seq; s--) this.removeMsg(s);
     this.lastSeq = seq;
-    const last = this.msgs.get(seq);
-    this.lastTs = last === undefined ? 0 : last.ts;
+    this.lastTs = this.msgs.has(seq) ? this.msgs.tsOf(seq) : 0;
     if (this.msgs.size === 0) this.firstSeq = seq + 1;
   }
 
   getSeqFromTime(tsNs: number): number {
     for (let s = this.firstSeq; s <= this.lastSeq; s++) {
-      const m = this.msgs.get(s);
-      if (m !== undefined && m.ts >= tsNs) return s;
+      if (this.msgs.has(s) && this.msgs.tsOf(s) >= tsNs) return s;
     }
     return this.lastSeq + 1;
   }
@@ -284,8 +284,7 @@ export class MemoryStreamStore implements StreamStore {
         continue;
       }
       for (let s = startSeq; s <= ss.last; s++) {
-        const m = this.msgs.get(s);
-        if (m === undefined || m.subject !== subject) continue;
+        if (this.msgs.subjectOf(s) !== ss.id) continue;
         st.msgs++;
         if (st.first === 0 || s < st.first) st.first = s;
         if (s > st.last) st.last = s;
@@ -307,17 +306,17 @@ export class MemoryStreamStore implements StreamStore {
 
   state(withDeleted = false): StreamState {
     const n = this.msgs.size;
-    const first = n === 0 ? undefined : this.msgs.get(this.firstSeq);
-    const last = n === 0 ? undefined : this.msgs.get(this.lastSeq);
+    const firstTs = this.msgs.has(this.firstSeq) ? this.msgs.tsOf(this.firstSeq) : 0;
+    const last = n > 0 && this.msgs.has(this.lastSeq);
     const span = n === 0 ? 0 : this.lastSeq - this.firstSeq + 1;
     const st: StreamState = {
       msgs: n,
       bytes: this.bytes,
       firstSeq: this.firstSeq === 0 ? 0 : this.firstSeq,
-      firstTs: first?.ts ?? 0,
+      firstTs,
       lastSeq: this.lastSeq,
       // Kept through purges and removals, as the reference's stores keep it.
-      lastTs: last?.ts ?? this.lastTs,
+      lastTs: last ? this.msgs.tsOf(this.lastSeq) : this.lastTs,
       numSubjects: this.subjects.size,
       numDeleted: span - n,
       consumers: this.consumers.size,
@@ -369,35 +368,44 @@ export class MemoryStreamStore implements StreamStore {
 
   async delete(): Promise<void> {
     await this.stop();
-    this.msgs.clear();
-    this.slabs.reset();
-    this.subjects.clear();
+    this.clearAll();
     this.consumers.clear();
+  }
+
+  private clearAll(): void {
+    this.msgs.clear();
+    this.subjects.clear();
+    this.names = [];
+    this.freeIds = [];
     this.bytes = 0;
   }
 
-  /** The first sequence of `subject` at or after `from` (its index entry's first by default). */
-  private firstOfSubject(subject: string, ss: SubjectState, from = ss.first): number {
+  private internSubject(subject: string): number {
+    const id = this.freeIds.pop();
+    if (id === undefined) return this.names.push(subject) - 1;
+    this.names[id] = subject;
+    return id;
+  }
+
+  /** The first sequence of `ss`'s subject at or after `from`. */
+  private firstOfSubject(ss: SubjectState, from: number): number {
     for (let s = from; s <= ss.last; s++) {
-      const m = this.msgs.get(s);
-      if (m !== undefined && m.subject === subject) return s;
+      if (this.msgs.subjectOf(s) === ss.id) return s;
     }
     return ss.last;
   }
 
-  /** The last sequence of `subject` at or before `from`. */
-  private lastOfSubject(subject: string, ss: SubjectState, from: number): number {
+  /** The last sequence of `ss`'s subject at or before `from`. */
+  private lastOfSubject(ss: SubjectState, from: number): number {
     for (let s = from; s >= ss.first; s--) {
-      const m = this.msgs.get(s);
-      if (m !== undefined && m.subject === subject) return s;
+      if (this.msgs.subjectOf(s) === ss.id) return s;
     }
     return ss.first;
   }
 
   private armAge(): void {
-    const first = this.msgs.get(this.firstSeq);
-    if (first === undefined || this.cfg.maxAgeNs <= 0) return;
-    const dueMs = (first.ts + this.cfg.maxAgeNs - Date.now() * 1e6) / 1e6;
+    if (!this.msgs.has(this.firstSeq) || this.cfg.maxAgeNs <= 0) return;
+    const dueMs = (this.msgs.tsOf(this.firstSeq) + this.cfg.maxAgeNs - Date.now() * 1e6) / 1e6;
     this.ageTimer = setTimeout(this.expireOld, Math.max(1, Math.ceil(dueMs)));
     this.ageTimer.unref();
   }
@@ -407,8 +415,7 @@ export class MemoryStreamStore implements StreamStore {
     if (this.closed) return;
     const cutoff = Date.now() * 1e6 - this.cfg.maxAgeNs;
     for (;;) {
-      const m = this.msgs.get(this.firstSeq);
-      if (m === undefined || m.ts > cutoff) break;
+      if (!this.msgs.has(this.firstSeq) || this.msgs.tsOf(this.firstSeq) > cutoff) break;
       this.removeMsg(this.firstSeq);
     }
     if (this.msgs.size > 0) this.armAge();
