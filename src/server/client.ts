@@ -442,11 +442,19 @@ export class Client implements ParserHandler {
     if (!this.checkAuthorized()) return;
     const b = p.argBuf;
     const start = p.subjectStart;
-    // JetStream's acks: taken from the read buffer while nothing else could want them.
-    const tap = this.account.tap !== null ? this.account.tapFor(b, start, p.subjectEnd) : null;
-    if (tap !== null && this.perms === null && !this.pedantic && !this.server.logger.traceEnabled) {
-      this.onTappedMsg(p, tap);
-      return;
+    // JetStream's acks: taken from the read buffer while nothing else could want them
+    // (a publisher with permissions, pedantic or traced goes the checked way).
+    if (
+      this.account.tap !== null &&
+      this.perms === null &&
+      !this.pedantic &&
+      !this.server.logger.traceEnabled
+    ) {
+      const tap = this.account.tapFor(b, start, p.subjectEnd);
+      if (tap !== null) {
+        this.onTappedMsg(p, tap);
+        return;
+      }
     }
     const len = p.subjectEnd - start;
     // Publishers tend to repeat a subject: compare bytes before making a string.

@@ -97,14 +97,6 @@ export class MemoryMsgStore extends MsgStoreBase {
     start: number,
     end: number,
   ): boolean {
-    // A subclass that does more on store() (the clustered store replicates) gets it.
-    if (this.store !== MemoryMsgStore.prototype.store) {
-      return this.store({
-        sequence,
-        timestamp: Long.fromBits(tsLow, tsHigh),
-        encoded: buf.subarray(start, end),
-      });
-    }
     return this.put(sequence, tsLow, tsHigh, buf, start, end);
   }
 

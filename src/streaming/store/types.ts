@@ -111,9 +111,9 @@ export interface MsgStore {
   /** Drops every message; first and last sequences go back to 0. */
   empty(): void;
   /**
-   * Optional, for stores that hold every message in memory (the hot paths use it when
-   * present): store() of the message marshaled at `buf[start, end)`, its timestamp given
-   * as unsigned 32-bit halves, without a StoredMsg. The bytes are kept as given.
+   * Optional (the publish path uses it when present: MEMORY, FILE): store() of the
+   * message marshaled at `buf[start, end)`, its timestamp given as unsigned 32-bit
+   * halves, without a StoredMsg. The bytes are kept as given.
    */
   storeRange?(
     sequence: number,

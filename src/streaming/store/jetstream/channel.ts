@@ -2,6 +2,7 @@
 // stores (the mirror every read is served from, with the same limits as STANDALONE),
 // plus what the Leader still has to write to JetStream. A Follower fills the same
 // mirror from the stream and the state bucket with apply*(), which write nothing.
+import Long from 'long';
 import type { PublishOptions } from 'nats';
 import { watchChannelInactivity, type InactivityWatch } from '../inactivity.js';
 import type { ChannelLimits } from '../limits.js';
@@ -32,6 +33,22 @@ export class JsMsgStore extends MemoryMsgStore {
     if (!super.store(msg)) return false;
     this.owner.sink.stored(this.owner.ch!, msg);
     return true;
+  }
+
+  /** The publish path's store(): the Leader's write path takes the message as a StoredMsg. */
+  override storeRange(
+    sequence: number,
+    tsLow: number,
+    tsHigh: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+  ): boolean {
+    return this.store({
+      sequence,
+      timestamp: Long.fromBits(tsLow, tsHigh),
+      encoded: buf.subarray(start, end),
+    });
   }
 
   /**
