@@ -69,5 +69,53 @@ export function deliveryBenchmarks(ms: number): BenchResult[] {
     ),
   );
   if (got === 0) throw new Error('the in-process subscriber got nothing');
+  results.push(...rangedBenchmarks(server, ms));
+  return results;
+}
+
+/**
+ * A ranged in-process subscription on `_STAN.pub.x.>` (the streaming layer's publish
+ * subscription), fed as routing feeds it (deliver) and as its tap takes a publish from
+ * the publisher's read buffer (range-tap.ts, what a streaming publish costs the core).
+ */
+function rangedBenchmarks(server: Server, ms: number): BenchResult[] {
+  const client = server.createInternalClient('bench');
+  let got = 0;
+  const sub = server.subscribeInternalRange(client, '_STAN.pub.x.>', (s, r, _b, start, end) => {
+    if (s.length + (r?.length ?? 0) + end - start > 0) got++;
+  });
+  const subject = '_STAN.pub.x.bench.pub.128.19241.1795538514690';
+  const reply = '_STAN.acks.QmnUhwNVYbMnqZhfQh4vrF';
+  const m = new InternalMessage().set(subject, reply, null, Buffer.alloc(128, 120));
+  const line = Buffer.from(`PUB ${subject} ${reply} 128\r\n`, 'latin1');
+  const subjectStart = 4;
+  const subjectEnd = subjectStart + subject.length;
+  const replyStart = subjectEnd + 1;
+  const replyEnd = replyStart + reply.length;
+  const payload = Buffer.alloc(128, 120);
+  const tap = sub.tap;
+  if (tap === null) throw new Error('no tap for a ranged subscription on a prefix');
+  const results = [
+    measure(
+      'deliver in-process, ranged wildcard sub',
+      ms,
+      1000,
+      () => {
+        deliver(sub, m);
+      },
+      'the streaming publish subscription, routed (after the match), 128 B',
+    ),
+    measure(
+      'tap in-process, ranged wildcard sub',
+      ms,
+      1000,
+      () => {
+        tap.take(line, subjectStart, subjectEnd, replyStart, replyEnd, payload, 0, 128);
+      },
+      'the same, taken from the read buffer (no match, no routing)',
+    ),
+  ];
+  if (got === 0) throw new Error('the ranged subscriber got nothing');
+  client.removeSubscription(sub);
   return results;
 }

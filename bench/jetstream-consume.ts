@@ -256,12 +256,12 @@ async function directGets(c: RawClient): Promise<void> {
 
 async function withoutTap(s: RunningServer, body: () => Promise<void>): Promise<void> {
   const account = s.server.globalAccount;
-  const tap = account.tap;
-  account.setTap(null);
+  const taps = [...account.taps];
+  for (const tap of taps) account.removeTap(tap);
   try {
     await body();
   } finally {
-    account.setTap(tap);
+    for (const tap of taps) account.addTap(tap);
   }
 }
 

@@ -71,7 +71,7 @@ export class JsAccount implements StreamHost {
     if (this.enabled) recoverStreams(this);
     if (this.enabled) {
       this.ackTap = new AckTap(this.client, this.streams);
-      this.account.setTap(this.ackTap);
+      this.account.addTap(this.ackTap);
     }
     this.apiSub = this.js.server.subscribeInternal(
       this.client,
@@ -254,7 +254,7 @@ export class JsAccount implements StreamHost {
   }
 
   async stop(): Promise<void> {
-    if (this.ackTap !== null && this.account.tap === this.ackTap) this.account.setTap(null);
+    if (this.ackTap !== null) this.account.removeTap(this.ackTap);
     this.ackTap = null;
     if (this.apiSub !== null) this.client.removeSubscription(this.apiSub);
     if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);

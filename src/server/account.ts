@@ -49,11 +49,14 @@ export class Account {
    * JetStream layer when it starts; undefined when the account does not say.
    */
   jetstream: AccountJetStreamSetting | undefined = undefined;
-  /** An in-process subscriber's byte-level shortcut (publish-tap.ts); null for none. */
-  tap: PublishTap | null = null;
-  /** The index generation tapClear was computed for (-1: never). */
-  private tapGen = -1;
-  private tapClear = false;
+  /**
+   * In-process subscribers' byte-level shortcuts (publish-tap.ts): JetStream's acks, and
+   * ranged subscriptions on `<prefix>.>` (range-tap.ts). Usually none, one or two.
+   */
+  readonly taps: PublishTap[] = [];
+  /** For each tap, the index generation its tapClear was computed for (-1: never). */
+  private readonly tapGens: number[] = [];
+  private readonly tapClear: boolean[] = [];
 
   constructor(name: string, options: { sublistCache?: boolean } = {}) {
     this.name = name;
@@ -67,21 +70,39 @@ export class Account {
    * of the index).
    */
   tapFor(b: Buffer, start: number, end: number): PublishTap | null {
-    const tap = this.tap;
-    if (tap === null || !underPrefix(tap.prefix, b, start, end)) return null;
-    if (this.routeSubs !== 0 || this.links !== null) return null;
-    const sublist = this.sublist;
-    if (this.tapGen !== sublist.genid) {
-      this.tapClear = sublist.onlyUnder(tap.tokens, (sub) => tap.stands(sub));
-      this.tapGen = sublist.genid;
+    const taps = this.taps;
+    for (let i = 0; i < taps.length; i++) {
+      const tap = taps[i]!;
+      if (!underPrefix(tap.prefix, b, start, end)) continue;
+      if (this.routeSubs !== 0 || this.links !== null) return null;
+      const sublist = this.sublist;
+      if (this.tapGens[i] !== sublist.genid) {
+        this.tapClear[i] = sublist.onlyUnder(tap.tokens, (sub) => tap.stands(sub));
+        this.tapGens[i] = sublist.genid;
+      }
+      return this.tapClear[i]! ? tap : null;
     }
-    return this.tapClear ? tap : null;
+    return null;
   }
 
-  /** Installs (or, with null, removes) the account's tap. */
-  setTap(tap: PublishTap | null): void {
-    this.tap = tap;
-    this.tapGen = -1;
+  /**
+   * Installs a tap. The first tap whose prefix a subject has decides; where prefixes
+   * nest, the outer one is never clear (the inner tap's subscription lies under it), so
+   * such publishes are routed as usual.
+   */
+  addTap(tap: PublishTap): void {
+    this.taps.push(tap);
+    this.tapGens.push(-1);
+    this.tapClear.push(false);
+  }
+
+  /** Removes a tap (nothing when it is not installed). */
+  removeTap(tap: PublishTap): void {
+    const i = this.taps.indexOf(tap);
+    if (i < 0) return;
+    this.taps.splice(i, 1);
+    this.tapGens.splice(i, 1);
+    this.tapClear.splice(i, 1);
   }
 
   /**

@@ -442,10 +442,11 @@ export class Client implements ParserHandler {
     if (!this.checkAuthorized()) return;
     const b = p.argBuf;
     const start = p.subjectStart;
-    // JetStream's acks: taken from the read buffer while nothing else could want them
-    // (a publisher with permissions, pedantic or traced goes the checked way).
+    // JetStream's acks and streaming publishes: taken from the read buffer while nothing
+    // else could want them (a publisher with permissions, pedantic or traced goes the
+    // checked way).
     if (
-      this.account.tap !== null &&
+      this.account.taps.length !== 0 &&
       this.perms === null &&
       !this.pedantic &&
       !this.server.logger.traceEnabled

@@ -190,7 +190,7 @@ function callInternal(
 
 // An in-process subscriber's failure is its own: the publisher and the other
 // subscribers of this message carry on.
-function internalFailed(sub: Subscription, err: unknown): void {
+export function internalFailed(sub: Subscription, err: unknown): void {
   const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
   sub.client.server.logger.error(`in-process subscription on "${sub.subject}" failed: ${text}`);
 }

@@ -13,9 +13,11 @@ import { newServerId } from './identity.js';
 import { createLogger, type Logger } from './logger.js';
 import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
+import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, type RangeHandler, Subscription } from './subscription.js';
+import { RangeTap, tapTokens } from './range-tap.js';
 import { hasWildcard } from '../subjects/validate.js';
 import { WIREBUS_VERSION, PROTOCOL_VERSION } from './version.js';
 import type { ClientListener, SideListener, Transport } from './transport.js';
@@ -440,6 +442,7 @@ export class Server {
   subscriptionRemoved(sub: Subscription): void {
     this.subscriptionCount--;
     const account = sub.client.account;
+    if (sub.tap !== null) account.removeTap(sub.tap);
     if (this.cluster !== null) this.cluster.localInterest(account, sub, -1);
     if (account.links !== null) account.links.unsubscribed(sub);
   }
@@ -516,6 +519,12 @@ export class Server {
       true,
     );
     sub.ranged = handler;
+    // On `<prefix>.>`, publishes under the prefix skip routing while only it could want them.
+    const tokens = tapTokens(subject);
+    if (tokens !== null) {
+      sub.tap = new RangeTap(sub, handler, tokens, internalFailed);
+      c.account.addTap(sub.tap);
+    }
     return sub;
   }
 

@@ -4,6 +4,7 @@ import type { Account } from './account.js';
 import type { Client } from './client.js';
 import type { PublishedMessage } from './message.js';
 import type { Latin1Memo } from './latin1-memo.js';
+import type { PublishTap } from './publish-tap.js';
 
 /** Receives messages for an in-process subscription (the streaming layer, system services). */
 export type InternalHandler = (
@@ -76,6 +77,8 @@ export class Subscription {
   borrows = false;
   /** Set (with `internal`) for a subscription that takes payloads as ranges (RangeHandler). */
   ranged: RangeHandler | null = null;
+  /** The account's tap that takes this subscription's publishes (range-tap.ts), if any. */
+  tap: PublishTap | null = null;
   /** An in-process subscription's subject when it has no wildcard (delivery reuses it), else null. */
   literal: string | null = null;
   /** An in-process subscription's last subject and reply strings (delivery reuses them). */
