@@ -5,6 +5,7 @@ import { Server } from '../src/server/server.js';
 import { InternalMessage } from '../src/server/message.js';
 import { deliver } from '../src/server/delivery.js';
 import { Subscription } from '../src/server/subscription.js';
+import { putBytes } from '../src/server/outbound.js';
 import { measure, type BenchResult } from './timing.js';
 
 export function deliveryBenchmarks(ms: number): BenchResult[] {
@@ -70,6 +71,7 @@ export function deliveryBenchmarks(ms: number): BenchResult[] {
   );
   if (got === 0) throw new Error('the in-process subscriber got nothing');
   results.push(...rangedBenchmarks(server, ms));
+  results.push(...copyBenchmarks(ms));
   return results;
 }
 
@@ -118,4 +120,35 @@ function rangedBenchmarks(server: Server, ms: number): BenchResult[] {
   if (got === 0) throw new Error('the ranged subscriber got nothing');
   client.removeSubscription(sub);
   return results;
+}
+
+/** putBytes of a 128 B range (a streaming payload into its slab) against Buffer.copy. */
+function copyBenchmarks(ms: number): BenchResult[] {
+  const src = Buffer.alloc(64 * 1024, 7);
+  const dst = Buffer.allocUnsafe(1024 * 1024);
+  let from = 0;
+  let to = 0;
+  const step = (copy: (at: number, start: number) => void) => (): void => {
+    copy(to, from);
+    to += 131;
+    if (to > dst.length - 256) to = 0;
+    from += 333;
+    if (from > src.length - 256) from &= 1023;
+  };
+  return [
+    measure(
+      'putBytes 128 B range',
+      ms,
+      1000,
+      step((at, start) => putBytes(dst, at, src, start, start + 128)),
+      'a view and TypedArray set',
+    ),
+    measure(
+      'Buffer.copy 128 B range',
+      ms,
+      1000,
+      step((at, start) => src.copy(dst, at, start, start + 128)),
+      'what putBytes did for ranges',
+    ),
+  ];
 }
