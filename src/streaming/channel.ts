@@ -19,8 +19,18 @@ const CHECK_EVERY = 128;
 /** How long a congested subscriber gets to drain before delivery resumes. */
 const RETRY_MS = 2;
 
-/** Where stamp() reads the clock. */
+/**
+ * Where stamp() reads the clock, once per publish batch: the publishes of one turn
+ * (one read of a connection holds hundreds) arrived together and share a timestamp,
+ * as they share a store flush. A clock read per message was 4% of a publish.
+ */
 const clock = newHalves();
+let clockRead = false;
+
+/** The next stamp() reads the clock again (a new publish batch begins). */
+export function newStampTurn(): void {
+  clockRead = false;
+}
 
 /** pb.StartPosition's values. */
 const START = {
@@ -73,11 +83,14 @@ export class Channel {
   }
 
   /**
-   * Sets `ts` to the timestamp of a new message: now, or the previous one if the
-   * clock went back. No Long is made (one per message showed in GC).
+   * Sets `ts` to the timestamp of a new message: this batch's clock reading, or the
+   * previous one if the clock went back. No Long is made (one per message showed in GC).
    */
   stamp(): void {
-    nowNanosInto(clock);
+    if (!clockRead) {
+      nowNanosInto(clock);
+      clockRead = true;
+    }
     const last = this.ts;
     if (clock.high < last.high || (clock.high === last.high && clock.low < last.low)) return;
     last.low = clock.low;

@@ -12,7 +12,7 @@ import { createLogger } from '../server/logger.js';
 import type { Bus, BusSubscription } from './bus.js';
 import { GatedBus } from './bus-gate.js';
 import { InternalBus } from './bus-internal.js';
-import { Channel } from './channel.js';
+import { Channel, newStampTurn } from './channel.js';
 import { StanClient } from './client.js';
 import { handleAck } from './handlers/ack.js';
 import { handleConnect } from './handlers/connect.js';
@@ -618,6 +618,7 @@ export class StreamingServer {
 
   private readonly runBatch = (): void => {
     this.batchScheduled = false;
+    newStampTurn();
     // One batch at a time, so PubAcks keep arrival order across batches.
     const previous = this.batchRunning ?? Promise.resolve();
     const acks = this.acks;
