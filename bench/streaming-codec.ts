@@ -37,6 +37,19 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
       connID: Buffer.from('ABCDEFGHIJKLMNOPQRSTUV'),
     }).finish(),
   );
+  // stanbench's channel names are this long: the subject check is per byte.
+  const channel = 'bench.pub.128.19241.1795538514690';
+  const channelBytes = Buffer.from(channel);
+  const pubLong = Buffer.from(
+    PubMsg.encode({
+      clientID: 'client-bench-1',
+      guid: 'XYZDEFGHIJKLMNOPQRSTUV',
+      subject: channel,
+      data,
+      connID: Buffer.from('ABCDEFGHIJKLMNOPQRSTUV'),
+    }).finish(),
+  );
+  const longView = new PubMsgView();
   const ackBytes = Buffer.from(
     Ack.encode({ subject: 'foo', sequence: seqToLong(123_456) }).finish(),
   );
@@ -66,6 +79,26 @@ export function streamingCodecBenchmarks(ms: number): BenchResult[] {
         if (view.decode(pubBytes)) sink += view.dataEnd - view.dataStart;
       },
       '128 B payload, reused view',
+    ),
+    measure(
+      'stan PubMsg decode (hand), then subject check',
+      ms,
+      1000,
+      () => {
+        if (longView.decode(pubLong) && longView.subjectIs(channelBytes)) sink++;
+      },
+      '33-byte channel name: an ASCII check and a compare',
+    ),
+    measure(
+      'stan PubMsg decode (hand), channel known',
+      ms,
+      1000,
+      () => {
+        if (longView.decode(pubLong, 0, pubLong.length, channelBytes) && longView.subjectKnown) {
+          sink++;
+        }
+      },
+      'the same, the last channel given (the publish path): one compare',
     ),
     measure(
       'stan MsgProto encode (hand, view)',

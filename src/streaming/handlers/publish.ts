@@ -21,7 +21,8 @@ export function handlePublish(
   start: number,
   end: number,
 ): void {
-  if (!pm.decode(buf, start, end)) {
+  const last = s.lastPublished;
+  if (!pm.decode(buf, start, end, last !== null ? last.nameBytes : null)) {
     s.queueAck(reply, encodePubAckError('', Err.invalidPubReq));
     return;
   }
@@ -105,7 +106,8 @@ function knownClient(s: StreamingServer): boolean {
  */
 function channelOf(s: StreamingServer): Channel {
   const last = s.lastPublished;
-  if (last !== null && pm.subjectIs(last.nameBytes) && s.channels.get(last.name) === last) {
+  // decode() compared the subject with this channel's name.
+  if (last !== null && pm.subjectKnown && s.channels.get(last.name) === last) {
     return last;
   }
   const name = pm.subject();

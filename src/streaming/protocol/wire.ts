@@ -41,6 +41,8 @@ export class PubMsgView {
   dataEnd = 0;
   connIDStart = 0;
   connIDEnd = 0;
+  /** The subject's bytes are decode()'s `known` (then they need no other look). */
+  subjectKnown = false;
 
   /** The data as a view (the publish path reads `buf[dataStart, dataEnd)` instead). */
   get data(): Buffer {
@@ -84,9 +86,12 @@ export class PubMsgView {
 
   /**
    * Reads `buf[start, end)` (all of it by default) as a PubMsg; false when it is not
-   * one (protobufjs rejects it). The fields keep referring to `buf`.
+   * one (protobufjs rejects it). The fields keep referring to `buf`. `known` is valid
+   * UTF-8 that the subject is likely to be (the last channel published to): a subject
+   * with those bytes needs no ASCII check, and subjectKnown says so.
    */
-  decode(buf: Buffer, start = 0, end = buf.length): boolean {
+  decode(buf: Buffer, start = 0, end = buf.length, known: Buffer | null = null): boolean {
+    this.known = known;
     if (this.read(buf, start, end, true)) return true;
     try {
       const pm = PubMsg.decode(buf.subarray(start, end));
@@ -107,8 +112,11 @@ export class PubMsgView {
     }
   }
 
+  private known: Buffer | null = null;
+
   private read(buf: Buffer, from: number, end: number, asciiOnly: boolean): boolean {
     this.buf = buf;
+    this.subjectKnown = false;
     this.clientIDStart = this.clientIDEnd = 0;
     this.guidStart = this.guidEnd = 0;
     this.subjectStart = this.subjectEnd = 0;
@@ -138,9 +146,14 @@ export class PubMsgView {
         const start = pos;
         pos += len;
         if (pos > end) return false;
-        // Fields 1-4, the strings: anything but ASCII is protobufjs's to judge.
-        if (asciiOnly && tag >= TAG_CLIENT_ID && tag <= TAG_REPLY && !isAscii(buf, start, pos)) {
-          return false;
+        // Fields 1-4, the strings: anything but ASCII is protobufjs's to judge (it
+        // refuses invalid UTF-8). A subject equal to `known` is valid UTF-8 already.
+        if (tag === TAG_SUBJECT) {
+          const known = this.known;
+          this.subjectKnown = known !== null && equalAt(buf, start, pos, known);
+          if (asciiOnly && !this.subjectKnown && !isAscii(buf, start, pos)) return false;
+        } else if (asciiOnly && tag >= TAG_CLIENT_ID && tag <= TAG_REPLY) {
+          if (!isAscii(buf, start, pos)) return false;
         }
         switch (tag) {
           case TAG_CLIENT_ID:
