@@ -149,6 +149,42 @@ describe('PubMsg read by hand', () => {
     }
   });
 
+  it('given the last channel, says whether the subject is it, and reads the rest the same', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ clientID: text, guid: text, subject: text, data: bytes }),
+        text,
+        fc.boolean(),
+        (fields, other, same) => {
+          const buf = Buffer.from(PubMsg.encode(fields).finish());
+          const known = Buffer.from(same ? fields.subject : other, 'utf8');
+          const v = new PubMsgView();
+          const ok = v.decode(...padded(buf), known);
+          assert.equal(ok, protobufjsOf(buf) !== null);
+          if (!ok) return;
+          // An empty subject is not written, so never "known" (no channel name is empty).
+          assert.equal(
+            v.subjectKnown,
+            fields.subject !== '' && Buffer.from(fields.subject, 'utf8').equals(known),
+          );
+          assert.equal(v.subject(), fields.subject);
+          assert.equal(v.guid(), fields.guid);
+          assert.equal(v.clientID(), fields.clientID);
+        },
+      ),
+    );
+    // A non-ASCII channel name, known: accepted without protobufjs, and marked.
+    const name = 'caf\u00e9.\u00fc';
+    const buf = Buffer.from(PubMsg.encode({ guid: 'g', subject: name }).finish());
+    const v = new PubMsgView();
+    assert.equal(v.decode(buf, 0, buf.length, Buffer.from(name)), true);
+    assert.equal(v.subjectKnown, true);
+    assert.equal(v.subject(), name);
+    // Invalid UTF-8 that is not the known name is still refused, as protobufjs does.
+    const bad = Buffer.from([0x1a, 0x02, 0xc3, 0x28]);
+    assert.equal(v.decode(bad, 0, bad.length, Buffer.from('foo')), false);
+  });
+
   it('rejects invalid UTF-8 in a string field, as protobufjs does', () => {
     const buf = Buffer.from([0x12, 0x02, 0xc3, 0x28, 0x1a, 0x03, 0x66, 0x6f, 0x6f]);
     assert.equal(protobufjsOf(buf), null);
