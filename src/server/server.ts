@@ -13,7 +13,7 @@ import { newServerId } from './identity.js';
 import { createLogger, type Logger } from './logger.js';
 import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
-import { deliver, internalFailed } from './delivery.js';
+import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type InternalHandler, type RangeHandler, Subscription } from './subscription.js';
@@ -548,67 +548,6 @@ export class Server {
       end,
     );
     return this.routeInternal(c, subject, m);
-  }
-
-  /**
-   * publishInternalRange of a run of messages to one subject, without reply: message i
-   * (from <= i < to) is `buf[i === from ? start : ends[i - 1], ends[i])` (the PubAcks of
-   * a publish batch to one publisher's inbox). Matched once and written straight to the
-   * subscription when routing would reach that one socket subscription and nothing
-   * else (no queue group, route, account link or delivery filter); routed one by one
-   * otherwise.
-   */
-  publishInternalRun(
-    c: Client,
-    subject: string,
-    buf: Buffer,
-    start: number,
-    ends: readonly number[],
-    from: number,
-    to: number,
-  ): void {
-    const account = c.account;
-    const r = account.sublist.match(subject);
-    const sub =
-      r.psubs.length === 1 &&
-      r.qsubs.length === 0 &&
-      account.routeSubs === 0 &&
-      account.links === null
-        ? r.psubs[0]!
-        : null;
-    if (
-      sub === null ||
-      sub.internal !== null ||
-      sub.filter !== null ||
-      sub.route !== null ||
-      (sub.client === c && !c.echo)
-    ) {
-      let s = start;
-      for (let i = from; i < to; i++) {
-        this.publishInternalRange(c, subject, null, buf, s, ends[i]!);
-        s = ends[i]!;
-      }
-      return;
-    }
-    const m = this.internalDepth === 0 ? this.internalMessage : new InternalMessage();
-    this.internalDepth++;
-    try {
-      let s = start;
-      for (let i = from; i < to; i++) {
-        const e = ends[i]!;
-        m.setRange(subject, null, buf, s, e);
-        c.inMsgs++;
-        c.inBytes += e - s;
-        this.inMsgs++;
-        this.inBytes += e - s;
-        // A closed subscription (a slow consumer cut off on the way) takes no more, as
-        // routing would find it gone.
-        deliver(sub, m);
-        s = e;
-      }
-    } finally {
-      this.internalDepth--;
-    }
   }
 
   /**

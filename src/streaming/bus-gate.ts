@@ -144,25 +144,6 @@ export class GatedBus implements Bus {
     });
   }
 
-  publishRun(
-    subject: string,
-    buf: Buffer,
-    start: number,
-    ends: readonly number[],
-    from: number,
-    to: number,
-  ): void {
-    if (this.held === null) {
-      this.inner.publishRun(subject, buf, start, ends, from, to);
-      return;
-    }
-    // The bytes stay as they are; `ends` may be reused: its part is copied.
-    const own = ends.slice(from, to);
-    this.held.push(() => {
-      this.inner.publishRun(subject, buf, start, own, 0, own.length);
-    });
-  }
-
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
     if (this.held === null) return this.inner.request(subject, data, timeoutMs);
     const copy = Buffer.from(data);

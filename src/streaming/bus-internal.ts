@@ -8,7 +8,6 @@ import type { Server } from '../server/server.js';
 import type { Subscription } from '../server/subscription.js';
 import {
   asBuffer,
-  publishEach,
   type Bus,
   type BusHandler,
   type BusSubscription,
@@ -101,28 +100,6 @@ export class InternalBus implements Bus {
     this.depth++;
     try {
       this.server.publishInternalRange(this.client, subject, reply, buf, start, end);
-    } finally {
-      this.depth--;
-    }
-    this.sendQueued();
-  }
-
-  publishRun(
-    subject: string,
-    buf: Buffer,
-    start: number,
-    ends: readonly number[],
-    from: number,
-    to: number,
-  ): void {
-    // Made while one of ours is being routed: each waits its turn (see send()).
-    if (this.closed || this.depth > 0) {
-      publishEach(this, subject, buf, start, ends, from, to);
-      return;
-    }
-    this.depth++;
-    try {
-      this.server.publishInternalRun(this.client, subject, buf, start, ends, from, to);
     } finally {
       this.depth--;
     }

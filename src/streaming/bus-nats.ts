@@ -5,7 +5,6 @@
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import {
   asBuffer,
-  publishEach,
   type Bus,
   type BusHandler,
   type BusSubscription,
@@ -68,17 +67,6 @@ export class NatsBus implements Bus {
     end: number,
   ): void {
     this.publish(subject, reply, buf.subarray(start, end));
-  }
-
-  publishRun(
-    subject: string,
-    buf: Buffer,
-    start: number,
-    ends: readonly number[],
-    from: number,
-    to: number,
-  ): void {
-    publishEach(this, subject, buf, start, ends, from, to);
   }
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {

@@ -56,19 +56,6 @@ export interface Bus {
     end: number,
   ): void;
   /**
-   * publishRange() without reply of a run of consecutive ranges to one subject: message
-   * i (from <= i < to) is `buf[i === from ? start : ends[i - 1], ends[i])`. The bytes stay
-   * as they are afterwards (as publishRange's); `ends` may be reused once it returns.
-   */
-  publishRun(
-    subject: string,
-    buf: Buffer,
-    start: number,
-    ends: readonly number[],
-    from: number,
-    to: number,
-  ): void;
-  /**
    * A request: the first reply's payload, or null on timeout or when nobody is
    * subscribed to `subject` (no responders).
    */
@@ -85,23 +72,6 @@ export interface Bus {
 }
 
 export const EMPTY = Buffer.alloc(0);
-
-/** publishRun() as publishRange() of each message, for buses without a better way. */
-export function publishEach(
-  bus: Bus,
-  subject: string,
-  buf: Buffer,
-  start: number,
-  ends: readonly number[],
-  from: number,
-  to: number,
-): void {
-  let s = start;
-  for (let i = from; i < to; i++) {
-    bus.publishRange(subject, null, buf, s, ends[i]!);
-    s = ends[i]!;
-  }
-}
 
 /** Buffer view over bytes without copying. */
 export function asBuffer(data: Uint8Array): Buffer {

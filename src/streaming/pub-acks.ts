@@ -63,26 +63,17 @@ export class PubAckBatch {
     const ends = this.ends;
     let start = 0;
     const n = this.size;
-    if (failure === null) {
-      // Runs to one reply (a publisher's inbox): one call each, matched once.
-      let from = 0;
-      while (from < n) {
-        const reply = replies[from]!;
-        let to = from + 1;
-        while (to < n && replies[to] === reply) to++;
-        bus.publishRun(reply, buf, start, ends, from, to);
-        start = ends[to - 1]!;
-        from = to;
-      }
-      return;
-    }
     for (let i = 0; i < n; i++) {
       const end = ends[i]!;
-      // What was stored is not durable: a PubAck that said so gets the error instead.
-      const sent = PubAck.decode(buf.subarray(start, end));
-      const ack =
-        sent.error === '' ? encodePubAckError(sent.guid, failure) : buf.subarray(start, end);
-      bus.publish(replies[i]!, null, ack);
+      if (failure === null) {
+        bus.publishRange(replies[i]!, null, buf, start, end);
+      } else {
+        // What was stored is not durable: a PubAck that said so gets the error instead.
+        const sent = PubAck.decode(buf.subarray(start, end));
+        const ack =
+          sent.error === '' ? encodePubAckError(sent.guid, failure) : buf.subarray(start, end);
+        bus.publish(replies[i]!, null, ack);
+      }
       start = end;
     }
   }
