@@ -87,7 +87,11 @@ export class StreamingServer {
   private readonly lowerNames = new Map<string, string>();
   /** Online subscriptions by ack inbox. */
   readonly ackInboxes = new Map<string, Sub>();
-  /** The client and the channel of the last publish (handlers/publish.ts looks there first). */
+  /**
+   * The client and the channel of the last publish (handlers/publish.ts looks there
+   * first, without a lookup): set back to null whenever what the maps hold for them may
+   * change (a client closed or registered, a channel deleted or adopted, a demotion).
+   */
   lastPublisher: StanClient | null = null;
   lastPublished: Channel | null = null;
 
@@ -254,6 +258,8 @@ export class StreamingServer {
     this.stopServing();
     // What a suspended Leader held goes: the next Leader answers the clients.
     this.gate?.discard();
+    this.lastPublisher = null;
+    this.lastPublished = null;
     this.clients.clear();
     this.clientsByConn.clear();
     this.checkingIds.clear();
@@ -505,6 +511,7 @@ export class StreamingServer {
 
   registerClient(record: ClientRecord): StanClient {
     const client = new StanClient(record);
+    this.lastPublisher = null;
     this.clients.set(client.id, client);
     if (client.connKey !== '') this.clientsByConn.set(client.connKey, client);
     this.store.addClient(record);
@@ -551,6 +558,7 @@ export class StreamingServer {
 
   /** A channel rebuilt from a recovered store. */
   adoptChannel(channel: Channel): void {
+    this.lastPublished = null;
     this.channels.set(channel.name, channel);
     this.lowerNames.set(channel.name.toLowerCase(), channel.name);
   }

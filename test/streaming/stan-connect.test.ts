@@ -150,6 +150,59 @@ describe('streaming connect', () => {
     });
   });
 
+  it('a client that published and then went is not taken for registered', async () => {
+    // The publish path remembers its last publisher (handlers/publish.ts): a replaced or
+    // closed client must not publish through that memory.
+    await withStan({}, async ({ url }) => {
+      const nc = await natsConnect(url);
+      try {
+        const publishAs = async (connID: string, guid: string): Promise<string> => {
+          const reply = await request(
+            nc,
+            '_STAN.pub.test-cluster.foo',
+            PubMsg.encode({
+              clientID: 'me',
+              guid,
+              subject: 'foo',
+              data: enc('x'),
+              connID: enc(connID),
+            }).finish(),
+          );
+          return PubAck.decode(reply!).error;
+        };
+        const first = ConnectResponse.decode(
+          (await request(
+            nc,
+            '_STAN.discover.test-cluster',
+            connectReq('me', '_INBOX.silent', 'c1'),
+          ))!,
+        );
+        assert.equal(first.error, '');
+        assert.equal(await publishAs('c1', 'g1'), '');
+        assert.equal(await publishAs('c1', 'g2'), '');
+        const second = ConnectResponse.decode(
+          (await request(
+            nc,
+            '_STAN.discover.test-cluster',
+            connectReq('me', '_INBOX.other', 'c2'),
+          ))!,
+        );
+        assert.equal(second.error, '');
+        assert.equal(await publishAs('c1', 'g3'), 'stan: invalid publish request');
+        assert.equal(await publishAs('c2', 'g4'), '');
+        const closed = await request(
+          nc,
+          second.closeRequests,
+          CloseRequest.encode({ clientID: 'me' }).finish(),
+        );
+        assert.equal(CloseResponse.decode(closed!).error, '');
+        assert.equal(await publishAs('c2', 'g5'), 'stan: invalid publish request');
+      } finally {
+        await nc.close();
+      }
+    });
+  });
+
   it('replaces a node-nats-streaming client whose connection died', async () => {
     await withStan({}, async ({ connect, streaming }) => {
       const old = await connect('phoenix');

@@ -84,14 +84,13 @@ function store(channel: Channel): void {
 /**
  * The publisher is a registered client: by connID when the PubMsg has one, else by
  * client ID. Publishes come in runs from one client, so the last one found is
- * compared first, byte for byte, before any string is made.
+ * compared first, byte for byte, before any string is made (the server forgets it
+ * once it may no longer be registered under that connID).
  */
 function knownClient(s: StreamingServer): boolean {
   const last = s.lastPublisher;
   if (pm.hasConnID) {
-    if (last !== null && pm.connIDIs(last.connID) && s.clientsByConn.get(last.connKey) === last) {
-      return true;
-    }
+    if (last !== null && pm.connIDIs(last.connID)) return true;
     const found = s.clientsByConn.get(pm.connKey());
     if (found === undefined) return false;
     s.lastPublisher = found;
@@ -102,14 +101,13 @@ function knownClient(s: StreamingServer): boolean {
 
 /**
  * The channel named by PubMsg.subject (not the NATS subject's suffix), created on
- * first use; throws with the text for the client. The last one is compared first.
+ * first use; throws with the text for the client. The last one is compared first
+ * (the server forgets it once it may no longer be the channel of that name).
  */
 function channelOf(s: StreamingServer): Channel {
   const last = s.lastPublished;
   // decode() compared the subject with this channel's name.
-  if (last !== null && pm.subjectKnown && s.channels.get(last.name) === last) {
-    return last;
-  }
+  if (last !== null && pm.subjectKnown) return last;
   const name = pm.subject();
   if (!isChannelNameValid(name, false)) throw new Error(Err.invalidPubReq);
   const channel = s.channel(name);
