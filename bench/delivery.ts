@@ -79,8 +79,9 @@ export function deliveryBenchmarks(ms: number): BenchResult[] {
 
 /**
  * A ranged in-process subscription on `_STAN.pub.x.>` (the streaming layer's publish
- * subscription), fed as routing feeds it (deliver) and as its tap takes a publish from
- * the publisher's read buffer (range-tap.ts, what a streaming publish costs the core).
+ * subscription), reached by routing (match, routing loop, delivery) and by its tap,
+ * which takes a publish from the publisher's read buffer (range-tap.ts). Neither row
+ * has the publisher's own checks of onMsg, which the tap also skips.
  */
 function rangedBenchmarks(server: Server, ms: number): BenchResult[] {
   const client = server.createInternalClient('bench');

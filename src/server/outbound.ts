@@ -113,7 +113,7 @@ export function putBytes(
   } else {
     // A range: Buffer.copy makes this same view inside, after argument checks and
     // through a chain of JS calls that a fresh server runs interpreted (twice the cost
-    // over its first 100,000 streaming publishes; bench/parser.ts, `putBytes`).
+    // over its first 100,000 streaming publishes; bench/delivery.ts, `putBytes`).
     dst.set(new Uint8Array(src.buffer, src.byteOffset + start, n), pos);
   }
   return pos + n;
