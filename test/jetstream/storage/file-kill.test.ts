@@ -181,10 +181,18 @@ async function orderChild(dir: string, scenario: 'order' | 'drop' | 'consumer'):
   let stderr = '';
   proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  // A writer that never reaches its kill point is stopped (and the test fails).
+  let stuck = false;
+  const guard = setTimeout(() => {
+    stuck = true;
+    proc.kill('SIGKILL');
+  }, 30_000);
   const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
     proc.once('exit', (_code, sig) => resolve(sig)),
   );
+  clearTimeout(guard);
   children.delete(proc);
+  assert.ok(!stuck, `the writer never reached its kill point: ${out} ${stderr}`);
   assert.equal(signal, 'SIGKILL', `the writer was not killed mid-round: ${out} ${stderr}`);
   const acked = Number(/^ACK (\d+)$/m.exec(out)?.[1] ?? 0);
   assert.ok(acked > 0, `nothing acknowledged: ${stderr}`);
