@@ -36,7 +36,9 @@ export class Sub {
   client: StanClient | null = null;
   ackSub: BusSubscription | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private timerAt = 0;
+  // A clock time: a double from the start (-0), or the first armTimer() retires the
+  // class of every subscription and the code compiled around it.
+  private timerAt = -0;
   /** A message fetch from the store is in progress (stores that read asynchronously). */
   fetching = false;
   /** Messages sent since its connection's backlog was last looked at (channel.ts mustWait). */

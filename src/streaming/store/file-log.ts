@@ -47,7 +47,8 @@ export class TypedLog implements RecordSink {
   /** Records in the file now, obsolete ones included. */
   private records: number;
   private compacting = false;
-  private lastCompact = 0;
+  // A clock time: a double from the start (-0; see subscription.ts timerAt).
+  private lastCompact = -0;
   private readonly crc: Crc32;
 
   constructor(

@@ -222,7 +222,12 @@ export class FileMsgStore extends MsgStoreBase {
         this.wholeOf = ab;
         this.whole = Buffer.from(ab);
       }
-      const start = this.ringOffsets[i]!;
+      // A Float64Array element is read as a heap number even when whole: as a small
+      // integer while it fits, or the first delivery from the cache turns the delivery
+      // path's offset fields (the outbound layout's, the connection's) into doubles and
+      // throws away their compiled code (as in memory-msgs.ts).
+      const offset = this.ringOffsets[i]!;
+      const start = offset <= 0x7fff_ffff ? offset | 0 : offset;
       this.rangeStart = start;
       this.rangeEnd = start + this.ringLengths[i]!;
       return this.whole!;
