@@ -124,31 +124,77 @@ export class TypedLog implements RecordSink {
     try {
       if (this.file.dead) return;
       // Taken now, between two rounds: it holds every change so far, written or not.
-      const chunks: Buffer[] = [fileHeader()];
-      let size = FILE_HEADER_SIZE;
-      let records = 0;
-      const sink: RecordSink = {
-        record: (type, payload) => {
-          const b = Buffer.allocUnsafe(RECORD_HEADER_SIZE + payload.length);
-          putRecord(b, 0, typedSize(type, payload.length), payload, this.crc);
-          chunks.push(b);
-          size += b.length;
-          records++;
-        },
-        update: (type, id, seq) => {
-          const b = Buffer.allocUnsafe(UPDATE_MAX);
-          sink.record(type, b.subarray(0, putUpdate(b, 0, id, seq)));
-        },
-      };
-      this.snapshot(sink);
-      this.file.reset(size);
-      this.records = records;
+      const out = new SnapshotWriter(this.crc);
+      this.snapshot(out);
+      const chunks = out.finish();
+      this.file.reset(out.size);
+      this.records = out.records;
       await this.io.pool.close(this.file);
       await replaceFile(this.file.path, chunks);
     } finally {
       this.compacting = false;
       this.lastCompact = Date.now();
     }
+  }
+}
+
+/** Room in each of a compaction's buffers: a few for thousands of pending messages. */
+const SNAPSHOT_CHUNK = 64 * 1024;
+
+/**
+ * A compaction's records, written back to back into large buffers. A class, not an
+ * object literal: a literal `{ record, update }` shared its first hidden-class
+ * transition with the stores' `{ record, pending }` entries, and storing a function
+ * under `record` retired the entries' field type and the code compiled around it
+ * (every delivery and ack), in the middle of a subscription's catch-up. A buffer per
+ * record also made one allocation per pending message.
+ */
+class SnapshotWriter implements RecordSink {
+  size = FILE_HEADER_SIZE;
+  records = 0;
+  private readonly chunks: Buffer[] = [fileHeader()];
+  private buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
+  private pos = 0;
+
+  constructor(private readonly crc: Crc32) {}
+
+  record(type: number, payload: Uint8Array): void {
+    const n = RECORD_HEADER_SIZE + payload.length;
+    const at = this.room(n);
+    putRecord(this.buf, at, typedSize(type, payload.length), payload, this.crc);
+    this.added(n);
+  }
+
+  update(type: number, id: number, seq: number): void {
+    const at = this.room(RECORD_HEADER_SIZE + UPDATE_MAX);
+    const buf = this.buf;
+    const start = at + RECORD_HEADER_SIZE;
+    const len = putUpdate(buf, start, id, seq) - start;
+    putU32(buf, at, typedSize(type, len));
+    putU32(buf, at + 4, this.crc.bytes(buf, start, start + len));
+    this.added(RECORD_HEADER_SIZE + len);
+  }
+
+  /** The file's bytes, in order. */
+  finish(): Buffer[] {
+    if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+    return this.chunks;
+  }
+
+  private room(n: number): number {
+    if (this.buf.length - this.pos < n) {
+      if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
+      this.buf = Buffer.allocUnsafe(Math.max(n, SNAPSHOT_CHUNK));
+      this.pos = 0;
+    }
+    return this.pos;
+  }
+
+  private added(n: number): void {
+    this.pos += n;
+    this.size += n;
+    this.records++;
   }
 }
 
