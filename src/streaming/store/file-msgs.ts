@@ -85,7 +85,7 @@ export class FileMsgStore extends MsgStoreBase {
   private ringCount = 0;
   private ringBytes = 0;
   private blocks: ReadBlock[] = [];
-  private reads: { slice: Slice; from: number; to: number; done: Promise<ReadBlock> }[] = [];
+  private reads: BlockRead[] = [];
   private useClock = 0;
   private readonly used = new WeakMap<Slice, number>();
   private deleted = false;
@@ -499,7 +499,7 @@ export class FileMsgStore extends MsgStoreBase {
       this.ctx.warn,
     );
     // Lookups of the following messages wait for this read instead of starting theirs.
-    const entry = { slice, from: seq, to, done };
+    const entry = new BlockRead(slice, seq, to, done);
     this.reads.push(entry);
     // A subscription starting to catch up: the blocks after this one are read at the
     // same time (the thread pool has threads to spare), not once this one is back,
@@ -625,6 +625,16 @@ export class FileMsgStore extends MsgStoreBase {
       this.dropOldest();
     }
   }
+}
+
+/** A block being read (a class: see file-read.ts, Block). */
+class BlockRead {
+  constructor(
+    readonly slice: Slice,
+    readonly from: number,
+    readonly to: number,
+    readonly done: Promise<ReadBlock>,
+  ) {}
 }
 
 async function unlinkQuietly(path: string): Promise<void> {

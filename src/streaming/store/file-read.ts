@@ -26,6 +26,23 @@ export interface ReadBlock {
   readonly ts: Int32Array;
 }
 
+/**
+ * A ReadBlock. A class, not an object literal: the literal shared its first hidden-class
+ * transitions (slice, from, to) with the store's reads in progress, so the two
+ * generalized each other's field types under the code compiled around them.
+ */
+class Block implements ReadBlock {
+  constructor(
+    readonly slice: Slice,
+    readonly from: number,
+    readonly to: number,
+    readonly count: number,
+    readonly buf: Buffer,
+    readonly starts: Int32Array,
+    readonly ts: Int32Array,
+  ) {}
+}
+
 /** True when every message asked for was read (no bad record cut the block short). */
 export function isWhole(b: ReadBlock): boolean {
   return b.count === b.to - b.from + 1;
@@ -96,7 +113,7 @@ export async function readBlock(
   const buf = Buffer.allocUnsafe(end - start);
   const starts = new Int32Array(to - seq + 2);
   const ts = new Int32Array(2 * (to - seq + 1));
-  const empty: ReadBlock = { slice, from: seq, to, count: 0, buf, starts, ts };
+  const empty = new Block(slice, seq, to, 0, buf, starts, ts);
   if (slice.dat.dead) return empty;
   try {
     await io.pool.use(slice.dat, async (h) => {
@@ -132,7 +149,7 @@ export async function readBlock(
     pos = at + size;
   }
   starts[count] = pos + RECORD_HEADER_SIZE;
-  return { slice, from: seq, to, count, buf, starts, ts };
+  return new Block(slice, seq, to, count, buf, starts, ts);
 }
 
 // Read again after an await: limits may have removed the slice meanwhile.
