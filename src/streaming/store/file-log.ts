@@ -42,6 +42,28 @@ function putUpdate(out: Buffer, pos: number, id: number, seq: number): number {
   return putVarint(out, end + 1, seq);
 }
 
+/** Room for a whole SubStateUpdate record, header included. */
+const UPDATE_RECORD_MAX = RECORD_HEADER_SIZE + UPDATE_MAX;
+
+/**
+ * Writes a whole SubStateUpdate record of `type` at `pos` (UPDATE_RECORD_MAX bytes of
+ * room), its CRC taken in place (no scratch copy); returns its length.
+ */
+function putUpdateRecord(
+  out: Buffer,
+  pos: number,
+  type: number,
+  id: number,
+  seq: number,
+  crc: Crc32,
+): number {
+  const at = pos + RECORD_HEADER_SIZE;
+  const len = putUpdate(out, at, id, seq) - at;
+  putU32(out, pos, typedSize(type, len));
+  putU32(out, pos + 4, crc.bytes(out, at, at + len));
+  return RECORD_HEADER_SIZE + len;
+}
+
 export class TypedLog implements RecordSink {
   readonly file: AppendFile;
   /** Records in the file now, obsolete ones included. */
@@ -85,17 +107,12 @@ export class TypedLog implements RecordSink {
 
   /**
    * A SubStateUpdate{ID, seqno} record, one per delivery and per ack: encoded by hand
-   * where it is written, its CRC taken there (no scratch copy, no Buffer writers).
+   * where it is written (no Buffer writers).
    */
   update(type: number, id: number, seq: number): void {
     const f = this.file;
-    const buf = f.room(RECORD_HEADER_SIZE + UPDATE_MAX);
-    const pos = f.pos;
-    const at = pos + RECORD_HEADER_SIZE;
-    const len = putUpdate(buf, at, id, seq) - at;
-    putU32(buf, pos, typedSize(type, len));
-    putU32(buf, pos + 4, this.crc.bytes(buf, at, at + len));
-    f.commit(RECORD_HEADER_SIZE + len);
+    const buf = f.room(UPDATE_RECORD_MAX);
+    f.commit(putUpdateRecord(buf, f.pos, type, id, seq, this.crc));
     this.added();
   }
 
@@ -166,13 +183,8 @@ class SnapshotWriter implements RecordSink {
   }
 
   update(type: number, id: number, seq: number): void {
-    const at = this.room(RECORD_HEADER_SIZE + UPDATE_MAX);
-    const buf = this.buf;
-    const start = at + RECORD_HEADER_SIZE;
-    const len = putUpdate(buf, start, id, seq) - start;
-    putU32(buf, at, typedSize(type, len));
-    putU32(buf, at + 4, this.crc.bytes(buf, start, start + len));
-    this.added(RECORD_HEADER_SIZE + len);
+    const at = this.room(UPDATE_RECORD_MAX);
+    this.added(putUpdateRecord(this.buf, at, type, id, seq, this.crc));
   }
 
   /** The file's bytes, in order. */
