@@ -68,9 +68,12 @@ export class TypedLog implements RecordSink {
   readonly file: AppendFile;
   /** Records in the file now, obsolete ones included. */
   private records: number;
-  private compacting = false;
-  // A clock time: a double from the start (-0; see subscription.ts timerAt).
-  private lastCompact = -0;
+  // Both get their start value in the constructor, after a declaration or placeholder
+  // of the same kind: written twice, V8 holds them as variables (not constants whose
+  // first change, the first compaction, throws away the code that read them), and the
+  // clock time as a double from the start.
+  private compacting: boolean;
+  private lastCompact = NaN;
   private readonly crc: Crc32;
 
   constructor(
@@ -83,6 +86,8 @@ export class TypedLog implements RecordSink {
     /** Records a compaction would write. */
     private readonly liveRecords: () => number,
   ) {
+    this.compacting = false;
+    this.lastCompact = -0;
     this.crc = Crc32.of(tuning.crcPoly);
     this.file = new AppendFile(path, size, io);
     // Deliveries and acks, most of its records, are durable with the next flush (as in

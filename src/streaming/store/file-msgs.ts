@@ -98,6 +98,8 @@ export class FileMsgStore extends MsgStoreBase {
     recovered: RecoveredMsgs | undefined,
   ) {
     super(channel, limits, ctx.isClosed, ctx.warn);
+    this.rangeStart = 0;
+    this.rangeEnd = 0;
     this.slices = recovered?.slices ?? [];
     this.nextNum = recovered?.nextNum ?? 1;
     const tail = this.slices[this.slices.length - 1];
@@ -201,8 +203,10 @@ export class FileMsgStore extends MsgStoreBase {
   }
 
   /** Where bytesOf() found its message. */
-  rangeStart = 0;
-  rangeEnd = 0;
+  // -1 until the constructor: written twice, variables to V8 from the start (their
+  // first change in bytesOf() threw away the delivery code that read them).
+  rangeStart = -1;
+  rangeEnd = -1;
   /** A Buffer over the whole ArrayBuffer of the cache's last message sent (bytesOf). */
   private wholeOf: ArrayBufferLike | undefined = undefined;
   private whole: Buffer | undefined = undefined;
