@@ -80,6 +80,8 @@ export class LogFile {
   private patches: Patch[] = [];
   private nextChunk = MIN_CHUNK;
   private cutTo = -1;
+  /** No more appends: no chunk is kept for them (releaseTail). */
+  private sealed = false;
 
   constructor(
     readonly path: string,
@@ -166,17 +168,52 @@ export class LogFile {
   }
 
   private trimChunks(): void {
-    // Written chunks older than TAIL_KEEP are only on disk from now on.
-    while (this.chunks.length > 1) {
-      const c = this.chunks[0]!;
-      if (c.start + c.used > this.written || this.size - (c.start + c.used) < TAIL_KEEP) break;
-      this.chunks.shift();
+    // Written chunks go to the read cache: those older than TAIL_KEEP, and all of a sealed file.
+    const chunks = this.chunks;
+    while (chunks.length > (this.sealed ? 0 : 1)) {
+      const c = chunks[0]!;
+      const end = c.start + c.used;
+      if (end > this.written || (!this.sealed && this.size - end < TAIL_KEEP)) break;
+      chunks.shift();
+      this.retain(c, chunks[0]);
     }
   }
 
-  /** Drops the chunks kept for loads (a block no longer written). */
+  /** A block no longer written: its chunks go to the read cache once they are written. */
   releaseTail(): void {
-    this.chunks = this.chunks.filter((c) => c.start + c.used > this.written);
+    this.sealed = true;
+    this.trimChunks();
+  }
+
+  /**
+   * Puts a written chunk into the read cache as pages, views of it (no copy): a reader of
+   * recent messages (a consumer close behind its publishers, a consumer created after
+   * them) finds them in memory instead of reading them back from disk, within the
+   * cache's budget, as the reference's message blocks keep what they wrote. The page
+   * that runs on into the next chunk is copied together from both; the one that begins
+   * in the chunk before was made with that chunk.
+   */
+  private retain(c: Chunk, next: Chunk | undefined): void {
+    const end = c.start + c.used;
+    const cache = this.io.cache;
+    let i = Math.ceil(c.start / PAGE);
+    for (; (i + 1) * PAGE <= end; i++) {
+      const at = i * PAGE - c.start;
+      cache.put({ file: this, index: i, buf: c.buf.subarray(at, at + PAGE) });
+    }
+    const start = i * PAGE;
+    if (start >= end) return;
+    const head = c.buf.subarray(start - c.start, c.used);
+    if (next === undefined || next.start !== end) {
+      // A short page: a load past its end reads the page back from disk.
+      cache.put({ file: this, index: i, buf: head });
+      return;
+    }
+    const tail = Math.min(PAGE - head.length, next.used);
+    const buf = Buffer.allocUnsafe(head.length + tail);
+    buf.set(head, 0);
+    buf.set(next.buf.subarray(0, tail), head.length);
+    cache.put({ file: this, index: i, buf });
   }
 
   private find(pos: number, len: number): Chunk | undefined {
@@ -198,9 +235,11 @@ export class LogFile {
       return r;
     }
     const first = Math.floor(pos / PAGE);
-    if (Math.floor((pos + len - 1) / PAGE) !== first) {
-      // Across a page boundary (large records, or one in 60 of 1 KiB ones): read as is.
-      r.buf = this.readAt(pos, len, len);
+    const last = Math.floor((pos + len - 1) / PAGE);
+    if (last !== first) {
+      // Across a page boundary (large records, or one in 60 of 1 KiB ones): put together
+      // from the cached pages when they all are there, else read as is.
+      r.buf = this.fromPages(pos, len, first, last) ?? this.readAt(pos, len, len);
       r.at = 0;
       return r;
     }
@@ -226,6 +265,27 @@ export class LogFile {
     return r;
   }
 
+  /** A copy of the `len` bytes at `pos` from cached pages first..last, or undefined if one is missing. */
+  private fromPages(pos: number, len: number, first: number, last: number): Buffer | undefined {
+    for (let i = first; i < last; i++) {
+      const p = this.pages.get(i);
+      if (p === undefined || p.buf.length !== PAGE) return undefined;
+    }
+    const end = pos + len;
+    const tail = this.pages.get(last);
+    if (tail === undefined || end > last * PAGE + tail.buf.length) return undefined;
+    const out = Buffer.allocUnsafe(len);
+    for (let i = first, at = pos; i <= last; i++) {
+      const p = this.pages.get(i)!;
+      const from = at - i * PAGE;
+      const to = Math.min(end - i * PAGE, p.buf.length);
+      out.set(p.buf.subarray(from, to), at - pos);
+      at += to - from;
+      this.io.cache.touch(p);
+    }
+    return out;
+  }
+
   /** Reads `want` bytes at `pos` (at least `need` must be there). */
   private readAt(pos: number, want: number, need: number): Buffer {
     const buf = Buffer.allocUnsafe(want);
@@ -237,6 +297,7 @@ export class LogFile {
       got += n;
     }
     if (got < need) throw new Error(`file store: ${this.path} is shorter than expected`);
+    this.io.readBack += got;
     return got === want ? buf : buf.subarray(0, got);
   }
 
@@ -332,6 +393,8 @@ export interface RoundHook {
 export class FileIo {
   /** Counts every append, overwrite and task: what a round covers. */
   appended = 0;
+  /** Bytes loads read back from disk (not found in the chunks or the read cache). */
+  readBack = 0;
   private durable = 0;
   readonly cache: ReadCache;
   private dirty: LogFile[] = [];
