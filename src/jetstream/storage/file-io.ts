@@ -54,6 +54,12 @@ interface Page {
   readonly file: LogFile;
   readonly index: number;
   readonly buf: Buffer;
+  /**
+   * The pages that are views of one buffer (a read-ahead, a written chunk), or null for a
+   * page with a buffer of its own: they leave the cache together, so that a page still
+   * used does not keep alive (uncounted) the memory of the others.
+   */
+  readonly group: Page[] | null;
 }
 
 export class LogFile {
@@ -196,24 +202,29 @@ export class LogFile {
   private retain(c: Chunk, next: Chunk | undefined): void {
     const end = c.start + c.used;
     const cache = this.io.cache;
+    const group: Page[] = [];
     let i = Math.ceil(c.start / PAGE);
     for (; (i + 1) * PAGE <= end; i++) {
       const at = i * PAGE - c.start;
-      cache.put({ file: this, index: i, buf: c.buf.subarray(at, at + PAGE) });
+      const p: Page = { file: this, index: i, buf: c.buf.subarray(at, at + PAGE), group };
+      group.push(p);
+      cache.put(p);
     }
     const start = i * PAGE;
     if (start >= end) return;
     const head = c.buf.subarray(start - c.start, c.used);
     if (next === undefined || next.start !== end) {
       // A short page: a load past its end reads the page back from disk.
-      cache.put({ file: this, index: i, buf: head });
+      const p: Page = { file: this, index: i, buf: head, group };
+      group.push(p);
+      cache.put(p);
       return;
     }
     const tail = Math.min(PAGE - head.length, next.used);
     const buf = Buffer.allocUnsafe(head.length + tail);
     buf.set(head, 0);
     buf.set(next.buf.subarray(0, tail), head.length);
-    cache.put({ file: this, index: i, buf });
+    cache.put({ file: this, index: i, buf, group: null });
   }
 
   private find(pos: number, len: number): Chunk | undefined {
@@ -249,12 +260,15 @@ export class LogFile {
       const pages = first === this.lastPage + 1 ? READ_AHEAD_PAGES : 1;
       const want = Math.min(pages * PAGE, this.written - start);
       const buf = this.readAt(start, want, pos + len - start);
+      const group: Page[] | null = buf.length > PAGE ? [] : null;
       for (let k = 0; k * PAGE < buf.length; k++) {
         const p: Page = {
           file: this,
           index: first + k,
           buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
+          group,
         };
+        group?.push(p);
         this.io.cache.put(p);
         if (k === 0) page = p;
       }
@@ -343,7 +357,8 @@ class ReadCache {
     this.newest = p;
     this.bytes += p.buf.length;
     for (const q of this.lru) {
-      if (this.bytes <= this.limit || q === p) break;
+      // Not the group being put in (its pages are the newest): at most one group over budget.
+      if (this.bytes <= this.limit || q === p || (q.group !== null && q.group === p.group)) break;
       this.drop(q);
     }
   }
@@ -356,11 +371,18 @@ class ReadCache {
     this.newest = p;
   }
 
+  /** Takes a page out, and the others of its group. */
   private drop(p: Page): void {
-    if (!this.lru.delete(p)) return;
+    if (!this.remove(p) || p.group === null) return;
+    for (const q of p.group) this.remove(q);
+  }
+
+  private remove(p: Page): boolean {
+    if (!this.lru.delete(p)) return false;
     if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
     if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
+    return true;
   }
 
   /** Forgets a file's pages (overwritten, cut, closed). */
