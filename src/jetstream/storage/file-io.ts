@@ -197,7 +197,8 @@ export class LogFile {
    * them) finds them in memory instead of reading them back from disk, within the
    * cache's budget, as the reference's message blocks keep what they wrote. The page
    * that runs on into the next chunk is copied together from both; the one that begins
-   * in the chunk before was made with that chunk.
+   * in the chunk before was made with that chunk. Those nobody reads leave first (the
+   * cache keeps a quarter of its budget for them).
    */
   private retain(c: Chunk, next: Chunk | undefined): void {
     const end = c.start + c.used;
@@ -208,7 +209,7 @@ export class LogFile {
       const at = i * PAGE - c.start;
       const p: Page = { file: this, index: i, buf: c.buf.subarray(at, at + PAGE), group };
       group.push(p);
-      cache.put(p);
+      cache.put(p, true);
     }
     const start = i * PAGE;
     if (start >= end) return;
@@ -217,14 +218,14 @@ export class LogFile {
       // A short page: a load past its end reads the page back from disk.
       const p: Page = { file: this, index: i, buf: head, group };
       group.push(p);
-      cache.put(p);
+      cache.put(p, true);
       return;
     }
     const tail = Math.min(PAGE - head.length, next.used);
     const buf = Buffer.allocUnsafe(head.length + tail);
     buf.set(head, 0);
     buf.set(next.buf.subarray(0, tail), head.length);
-    cache.put({ file: this, index: i, buf, group: null });
+    cache.put({ file: this, index: i, buf, group: null }, true);
   }
 
   private find(pos: number, len: number): Chunk | undefined {
@@ -340,30 +341,52 @@ export class LogFile {
 
 const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
 
-/** Pages read back from disk, least recently used first, within a byte budget. */
+/**
+ * Pages read back from disk, and pages of what was written, least recently used first,
+ * within a byte budget. Written pages nobody has read yet get a quarter of it: a stream
+ * only written to keeps its newest writes in memory, not a whole cache of them.
+ */
 class ReadCache {
   private readonly lru = new Set<Page>();
   /** The page last added or touched: the last in `lru`. */
   private newest: Page | null = null;
   private bytes = 0;
+  /** Written pages not read since, oldest first, and their bytes. */
+  private readonly unread = new Set<Page>();
+  private unreadBytes = 0;
+  private readonly unreadLimit: number;
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly limit: number) {
+    this.unreadLimit = limit >>> 2;
+  }
 
-  put(p: Page): void {
+  /** Adds a page; `written` for one of what a file wrote (not read yet). */
+  put(p: Page, written = false): void {
     const old = p.file.pages.get(p.index);
     if (old !== undefined) this.drop(old);
     p.file.pages.set(p.index, p);
     this.lru.add(p);
     this.newest = p;
     this.bytes += p.buf.length;
-    for (const q of this.lru) {
-      // Not the group being put in (its pages are the newest): at most one group over budget.
-      if (this.bytes <= this.limit || q === p || (q.group !== null && q.group === p.group)) break;
+    if (written) {
+      this.unread.add(p);
+      this.unreadBytes += p.buf.length;
+      this.evict(this.unread, p, this.unreadLimit);
+    }
+    this.evict(this.lru, p, this.limit);
+  }
+
+  /** Drops the oldest of `pages` until within `limit`, never `p`'s group (the newest pages). */
+  private evict(pages: Set<Page>, p: Page, limit: number): void {
+    for (const q of pages) {
+      const total = pages === this.unread ? this.unreadBytes : this.bytes;
+      if (total <= limit || q === p || (q.group !== null && q.group === p.group)) break;
       this.drop(q);
     }
   }
 
   touch(p: Page): void {
+    if (this.unreadBytes > 0 && this.unread.delete(p)) this.unreadBytes -= p.buf.length;
     // Sequential loads read one page many times in a row: it is already the newest.
     if (p === this.newest) return;
     this.lru.delete(p);
@@ -381,6 +404,7 @@ class ReadCache {
     if (!this.lru.delete(p)) return false;
     if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
+    if (this.unread.delete(p)) this.unreadBytes -= p.buf.length;
     if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
     return true;
   }
