@@ -25,7 +25,6 @@ export class FileConsumerStore implements ConsumerStore {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
-  private dirMade = false;
   private readonly path: string;
 
   constructor(
@@ -96,11 +95,7 @@ export class FileConsumerStore implements ConsumerStore {
     this.dirty = false;
     const bytes = encodeState(this.book.state);
     const tmp = `${this.path}.tmp`;
-    // Once: the directory stays until delete(), after which nothing is written.
-    if (!this.dirMade) {
-      await mkdir(this.dir, { recursive: true });
-      this.dirMade = true;
-    }
+    await mkdir(this.dir, { recursive: true });
     const h = await open(tmp, 'w', 0o640);
     try {
       await h.writeFile(bytes);
