@@ -1035,6 +1035,12 @@ export class Consumer implements StreamConsumer {
 
   stop(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    this.halt();
+    return this.store.stop();
+  }
+
+  /** Stops every timer and the ack subscription; the store is the caller's to close. */
+  private halt(): void {
     this.closed = true;
     if (this.resumeSoon !== null) clearImmediate(this.resumeSoon);
     for (const t of [
@@ -1049,14 +1055,17 @@ export class Consumer implements StreamConsumer {
     if (this.hbTimer !== null) clearInterval(this.hbTimer);
     if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
     this.host.cancelInterestWait(this);
-    return this.store.stop();
   }
 
-  /** Deleted through the API: waiting pull requests learn it with a 409. */
+  /**
+   * Deleted through the API: waiting pull requests learn it with a 409. The state is
+   * not written first: the store removes it, and a write racing the removal could
+   * leave a deleted consumer's directory behind.
+   */
   async delete(): Promise<void> {
     for (const r of this.waiting.splice(0))
       this.host.publish(r.reply, null, statusHeader('409 Consumer Deleted'), EMPTY);
-    await this.stop();
+    if (!this.closed) this.halt();
     await this.store.delete();
   }
 }
