@@ -10,6 +10,7 @@
 //
 //   node dist/bench/jetstream-consume.js
 //   N=200000 K=5 ONLY=push STORAGE=file node dist/bench/jetstream-consume.js
+//   HDR=1 ONLY="(ack none)" node dist/bench/jetstream-consume.js   (messages with headers)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -22,6 +23,8 @@ const K = Number(process.env.K ?? '5');
 const GETS = Number(process.env.GETS ?? '5000');
 const ONLY = process.env.ONLY ?? '';
 const STORAGES = (process.env.STORAGE ?? 'memory,file').split(',');
+/** HDR=1: the stored messages carry a header block. */
+const HDR = process.env.HDR === '1';
 
 const LF = 0x0a;
 const SP = 0x20;
@@ -144,18 +147,25 @@ async function api(c: RawClient, subject: string, body: object): Promise<void> {
   if (text.includes('"error"')) throw new Error(`${subject}: ${text}`);
 }
 
-/** Publishes n 128-byte messages with acks, `window` unacknowledged at most. */
+/**
+ * Publishes n 128-byte messages with acks, `window` unacknowledged at most; with HDR=1
+ * each has a small header block too (as KV and deduplicated publishes have).
+ */
 async function fill(c: RawClient, subject: string, n: number): Promise<void> {
   const sid = nextSid++;
   c.write(`SUB _A ${sid}\r\n`);
   const body = 'x'.repeat(128);
+  const hdr = 'NATS/1.0\r\nX-Kind: bench\r\n\r\n';
+  const op = HDR
+    ? `HPUB ${subject} _A ${hdr.length} ${hdr.length + 128}\r\n${hdr}${body}\r\n`
+    : `PUB ${subject} _A 128\r\n${body}\r\n`;
   let sent = 0;
   let acked = 0;
   await new Promise<void>((done) => {
     const pump = (): void => {
       let batch = '';
       while (sent < n && sent - acked < 1000) {
-        batch += `PUB ${subject} _A 128\r\n${body}\r\n`;
+        batch += op;
         sent++;
       }
       if (batch !== '') c.write(batch);

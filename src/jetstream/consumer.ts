@@ -7,9 +7,9 @@
 import type { Subscription } from '../server/subscription.js';
 import { hasWildcard } from '../subjects/validate.js';
 import { consumerConfigJson, type ConsumerConfig } from './consumer-config.js';
-import { statusHeader } from './headers.js';
+import { headersOnly, statusHeader } from './headers.js';
 import type { Stream, StreamConsumer, StreamHost } from './stream.js';
-import { blankStoredMsg, type ConsumerState, type ConsumerStore } from './storage/types.js';
+import { blankStoredSpan, type ConsumerState, type ConsumerStore } from './storage/types.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import {
@@ -106,7 +106,7 @@ export class Consumer implements StreamConsumer {
   private lastDelivered = 0;
   private lastAcked = 0;
   private readonly ackPrefix: string;
-  private readonly msg = blankStoredMsg();
+  private readonly msg = blankStoredSpan();
   /** The delivery being routed: the MSG line's fields, rewritten in place for each. */
   private readonly out: DeliveryMessage;
   private delivering = false;
@@ -325,7 +325,7 @@ export class Consumer implements StreamConsumer {
         return sent;
       }
       if (req !== undefined && req.bytesLeft !== Infinity) {
-        const size = msg.subject.length + msg.hdr.length + msg.data.length;
+        const size = msg.subject.length + msg.dataEnd - msg.hdrStart;
         if (size > req.bytesLeft) {
           this.unget(seq, dc);
           if (req.delivered === 0) {
@@ -418,7 +418,7 @@ export class Consumer implements StreamConsumer {
         this.deliveryExceeded(seq, p.dc);
         continue;
       }
-      if (store.loadMsg(seq, this.msg) === undefined) {
+      if (store.loadSpan(seq, this.msg) === undefined) {
         this.dropPending(seq);
         continue;
       }
@@ -427,9 +427,9 @@ export class Consumer implements StreamConsumer {
     while (this.lps.length > 0) {
       const seq = this.lps.shift()!;
       if (this.npc > 0) this.npc--;
-      if (store.loadMsg(seq, this.msg) !== undefined) return 1;
+      if (store.loadSpan(seq, this.msg) !== undefined) return 1;
     }
-    const m = store.loadNextMsg(this.filter, this.wildcard, this.sseq, this.msg);
+    const m = store.loadNextSpan(this.filter, this.wildcard, this.sseq, this.msg);
     if (m === undefined) {
       const last = store.state().lastSeq;
       if (this.sseq <= last) this.sseq = last + 1;
@@ -461,15 +461,14 @@ export class Consumer implements StreamConsumer {
     } else {
       dseq = p.dseq;
     }
-    let hdr = msg.hdr;
-    let data = msg.data;
+    let buf = msg.buf;
+    let hdrStart = msg.hdrStart;
+    let dataStart = msg.dataStart;
+    let dataEnd = msg.dataEnd;
     if (this.cfg.headersOnly) {
-      const base = hdr.length === 0 ? 'NATS/1.0\r\n\r\n' : hdr.toString('latin1');
-      hdr = Buffer.from(
-        base.substring(0, base.length - 2) + `Nats-Msg-Size: ${data.length}\r\n\r\n`,
-        'latin1',
-      );
-      data = EMPTY;
+      buf = headersOnly(buf, hdrStart, dataStart, dataEnd - dataStart);
+      hdrStart = 0;
+      dataStart = dataEnd = buf.length;
     }
     if (acks) {
       if (p === undefined) {
@@ -488,9 +487,9 @@ export class Consumer implements StreamConsumer {
     this.store.updateDelivered(dseq, seq, dc, now);
     this.host.deliver(
       target,
-      this.out.set(msg.subject, dc, seq, dseq, msg.ts, this.npc, hdr, data),
+      this.out.set(msg.subject, dc, seq, dseq, msg.ts, this.npc, buf, hdrStart, dataStart, dataEnd),
     );
-    const size = msg.subject.length + hdr.length + data.length;
+    const size = msg.subject.length + dataEnd - hdrStart;
     if (this.cfg.rateLimit > 0) {
       const bits = size * 8;
       this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / this.cfg.rateLimit;
@@ -1036,6 +1035,12 @@ export class Consumer implements StreamConsumer {
 
   stop(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    this.halt();
+    return this.store.stop();
+  }
+
+  /** Stops every timer and the ack subscription; the store is the caller's to close. */
+  private halt(): void {
     this.closed = true;
     if (this.resumeSoon !== null) clearImmediate(this.resumeSoon);
     for (const t of [
@@ -1050,14 +1055,17 @@ export class Consumer implements StreamConsumer {
     if (this.hbTimer !== null) clearInterval(this.hbTimer);
     if (this.ackSub !== null) this.host.unsubscribe(this.ackSub);
     this.host.cancelInterestWait(this);
-    return this.store.stop();
   }
 
-  /** Deleted through the API: waiting pull requests learn it with a 409. */
+  /**
+   * Deleted through the API: waiting pull requests learn it with a 409. The state is
+   * not written first: the store removes it, and a write racing the removal could
+   * leave a deleted consumer's directory behind.
+   */
   async delete(): Promise<void> {
     for (const r of this.waiting.splice(0))
       this.host.publish(r.reply, null, statusHeader('409 Consumer Deleted'), EMPTY);
-    await this.stop();
+    if (!this.closed) this.halt();
     await this.store.delete();
   }
 }

@@ -31,7 +31,8 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
   /**
    * Lays out a delivery of the message published to `subject`: its delivery count, stream
    * and consumer sequences, stored time (ns) and the consumer's pending count go into the
-   * ack reply; `hdr` (empty for none) and `data` make the payload.
+   * ack reply; the payload is `buf[hdrStart, dataEnd)`, the header block (empty for none)
+   * up to `dataStart`: a store keeps the two together, and the core copies them from there.
    */
   set(
     subject: string,
@@ -40,8 +41,10 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
     dseq: number,
     ts: number,
     pending: number,
-    hdr: Buffer,
-    data: Buffer,
+    buf: Buffer,
+    hdrStart: number,
+    dataStart: number,
+    dataEnd: number,
   ): this {
     if (subject !== this.subject) {
       if (this.subjectAt + subject.length > this.argBuf.length) this.grow(subject.length);
@@ -60,24 +63,22 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
     b[p++] = DOT;
     p = putInt(b, p, pending);
     this.replyEnd = p;
-    const hdrLen = hdr.length;
-    const total = hdrLen + data.length;
+    const hdrLen = dataStart - hdrStart;
+    const total = dataEnd - hdrStart;
     if (hdrLen > 0) {
       this.hdr = hdrLen;
       this.hdrStart = p;
       p = putInt(b, p, hdrLen);
       this.hdrEnd = p;
-      // The core reads headers and data as one span; a store keeps them apart.
-      this.payload = Buffer.concat([hdr, data], total);
     } else {
       this.hdr = -1;
-      this.payload = data;
     }
+    this.payload = buf;
+    this.payloadStart = hdrStart;
+    this.payloadEnd = dataEnd;
     this.sizeStart = p;
     this.sizeEnd = putInt(b, p, total);
     this.size = total;
-    this.payloadStart = 0;
-    this.payloadEnd = total;
     return this;
   }
 

@@ -44,6 +44,24 @@ export function setHeader(hdr: Buffer, key: string, value: string): Buffer {
   return Buffer.from(base.substring(0, base.length - 2) + `${key}: ${value}\r\n\r\n`, 'latin1');
 }
 
+/**
+ * What a headers_only consumer delivers of a message whose header block is
+ * `buf[hdrStart, hdrEnd)` (empty for none) and whose data is `dataLen` bytes: that block
+ * with `Nats-Msg-Size: <dataLen>` added, as the reference does; no data.
+ */
+export function headersOnly(
+  buf: Buffer,
+  hdrStart: number,
+  hdrEnd: number,
+  dataLen: number,
+): Buffer {
+  const base = hdrEnd === hdrStart ? 'NATS/1.0\r\n\r\n' : buf.toString('latin1', hdrStart, hdrEnd);
+  return Buffer.from(
+    base.substring(0, base.length - 2) + `Nats-Msg-Size: ${dataLen}\r\n\r\n`,
+    'latin1',
+  );
+}
+
 /** A status-only header block, e.g. `NATS/1.0 404 No Messages\r\n\r\n`, with extra headers. */
 export function statusHeader(status: string, extra = ''): Buffer {
   return Buffer.from(`NATS/1.0 ${status}\r\n${extra}\r\n`, 'latin1');

@@ -51,7 +51,10 @@ test('putInt writes decimal digits', () => {
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {
   const m = new DeliveryMessage('$JS.ACK.ORDERS.c1.');
   const hdr = Buffer.from('NATS/1.0\r\nA: b\r\n\r\n');
-  m.set('orders.new', 1, 42, 7, 1763984000123456768, 3, hdr, Buffer.from('hello'));
+  // As a store holds it: a header block and its data side by side, amid other bytes.
+  const stored = Buffer.from(`~~${hdr.toString()}hello~~`);
+  const dataStart = 2 + hdr.length;
+  m.set('orders.new', 1, 42, 7, 1763984000123456768, 3, stored, 2, dataStart, dataStart + 5);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), 'orders.new');
   assert.equal(
     text(m.argBuf, m.replyStart, m.replyEnd),
@@ -63,15 +66,16 @@ test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads 
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), hdr.toString() + 'hello');
   // The next delivery: a longer subject than the buffer had room for, no headers.
   const long = 'x.'.repeat(200) + 'end';
-  m.set(long, 2, 1_000_000, 8, 5, 0, Buffer.alloc(0), Buffer.from('z'));
+  m.set(long, 2, 1_000_000, 8, 5, 0, Buffer.from('z'), 0, 0, 1);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
   assert.equal(text(m.argBuf, m.replyStart, m.replyEnd), '$JS.ACK.ORDERS.c1.2.1000000.8.5.0');
   assert.equal(m.hdr, -1);
   assert.equal(text(m.argBuf, m.sizeStart, m.sizeEnd), '1');
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'z');
   // The same subject again is not rewritten, and still read right.
-  m.set(long, 1, 3, 9, 5, 0, Buffer.alloc(0), Buffer.from('zz'));
+  m.set(long, 1, 3, 9, 5, 0, Buffer.from('-zz'), 1, 1, 3);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
+  assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'zz');
 });
 
 test('a push consumer delivers a stream larger than max_pending to a reader that starts late', async () => {

@@ -3,7 +3,7 @@
 // publishing loses no acknowledged message (each there once, in order).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -96,6 +96,36 @@ describe('JetStream file streams across restarts', () => {
         [...seqs].sort((a, b) => a - b),
         Array.from({ length: 80 }, (_, i) => i + 21),
       );
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a durable deleted with acks not yet written leaves no state behind: gone after a restart', async () => {
+    const dir = storeDir();
+    const first = await embedded(dir);
+    await first.jsm.streams.add({ name: 'GONE', subjects: ['gone.>'], storage: StorageType.File });
+    await first.jsm.consumers.add('GONE', { durable_name: 'old', ack_policy: AckPolicy.Explicit });
+    const js = first.nc.jetstream();
+    for (let i = 1; i <= 10; i++) await js.publish('gone.x', new TextEncoder().encode(`m${i}`));
+    const consumer = await js.consumers.get('GONE', 'old');
+    let n = 0;
+    for await (const m of await consumer.fetch({ max_messages: 5, expires: 2000 })) {
+      m.ack();
+      if (++n === 5) break;
+    }
+    await first.nc.flush();
+    // Deleted while its state is still waiting for the store's write timer.
+    assert.equal(await first.jsm.consumers.delete('GONE', 'old'), true);
+    const consumers = join(dir, 'jetstream', '$G', 'streams', 'GONE', 'obs');
+    assert.deepEqual(existsSync(consumers) ? readdirSync(consumers) : [], []);
+    await first.close();
+    assert.deepEqual(existsSync(consumers) ? readdirSync(consumers) : [], []);
+
+    const second = await embedded(dir);
+    try {
+      assert.deepEqual(await second.jsm.consumers.list('GONE').next(), []);
+      assert.equal((await second.jsm.streams.info('GONE')).state.messages, 10);
     } finally {
       await second.close();
     }

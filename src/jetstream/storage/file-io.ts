@@ -54,6 +54,12 @@ interface Page {
   readonly file: LogFile;
   readonly index: number;
   readonly buf: Buffer;
+  /**
+   * The pages that are views of one buffer (a read-ahead, a written chunk), or null for a
+   * page with a buffer of its own: they leave the cache together, so that a page still
+   * used does not keep alive (uncounted) the memory of the others.
+   */
+  readonly group: Page[] | null;
 }
 
 export class LogFile {
@@ -80,6 +86,8 @@ export class LogFile {
   private patches: Patch[] = [];
   private nextChunk = MIN_CHUNK;
   private cutTo = -1;
+  /** No more appends: no chunk is kept for them (releaseTail). */
+  private sealed = false;
 
   /**
    * @param chain files of one chain (a stream's block files: its log) are written in the
@@ -171,17 +179,58 @@ export class LogFile {
   }
 
   private trimChunks(): void {
-    // Written chunks older than TAIL_KEEP are only on disk from now on.
-    while (this.chunks.length > 1) {
-      const c = this.chunks[0]!;
-      if (c.start + c.used > this.written || this.size - (c.start + c.used) < TAIL_KEEP) break;
-      this.chunks.shift();
+    // Written chunks go to the read cache: those older than TAIL_KEEP, and all of a sealed file.
+    const chunks = this.chunks;
+    while (chunks.length > (this.sealed ? 0 : 1)) {
+      const c = chunks[0]!;
+      const end = c.start + c.used;
+      if (end > this.written || (!this.sealed && this.size - end < TAIL_KEEP)) break;
+      chunks.shift();
+      this.retain(c, chunks[0]);
     }
   }
 
-  /** Drops the chunks kept for loads (a block no longer written). */
+  /** A block no longer written: its chunks go to the read cache once they are written. */
   releaseTail(): void {
-    this.chunks = this.chunks.filter((c) => c.start + c.used > this.written);
+    this.sealed = true;
+    this.trimChunks();
+  }
+
+  /**
+   * Puts a written chunk into the read cache as pages, views of it (no copy): a reader of
+   * recent messages (a consumer close behind its publishers, a consumer created after
+   * them) finds them in memory instead of reading them back from disk, within the
+   * cache's budget, as the reference's message blocks keep what they wrote. The page
+   * that runs on into the next chunk is copied together from both; the one that begins
+   * in the chunk before was made with that chunk. Those nobody reads leave first (the
+   * cache keeps a quarter of its budget for them).
+   */
+  private retain(c: Chunk, next: Chunk | undefined): void {
+    const end = c.start + c.used;
+    const cache = this.io.cache;
+    const group: Page[] = [];
+    let i = Math.ceil(c.start / PAGE);
+    for (; (i + 1) * PAGE <= end; i++) {
+      const at = i * PAGE - c.start;
+      const p: Page = { file: this, index: i, buf: c.buf.subarray(at, at + PAGE), group };
+      group.push(p);
+      cache.put(p, true);
+    }
+    const start = i * PAGE;
+    if (start >= end) return;
+    const head = c.buf.subarray(start - c.start, c.used);
+    if (next === undefined || next.start !== end) {
+      // A short page: a load past its end reads the page back from disk.
+      const p: Page = { file: this, index: i, buf: head, group };
+      group.push(p);
+      cache.put(p, true);
+      return;
+    }
+    const tail = Math.min(PAGE - head.length, next.used);
+    const buf = Buffer.allocUnsafe(head.length + tail);
+    buf.set(head, 0);
+    buf.set(next.buf.subarray(0, tail), head.length);
+    cache.put({ file: this, index: i, buf, group: null }, true);
   }
 
   private find(pos: number, len: number): Chunk | undefined {
@@ -203,9 +252,11 @@ export class LogFile {
       return r;
     }
     const first = Math.floor(pos / PAGE);
-    if (Math.floor((pos + len - 1) / PAGE) !== first) {
-      // Across a page boundary (large records, or one in 60 of 1 KiB ones): read as is.
-      r.buf = this.readAt(pos, len, len);
+    const last = Math.floor((pos + len - 1) / PAGE);
+    if (last !== first) {
+      // Across a page boundary (large records, or one in 60 of 1 KiB ones): put together
+      // from the cached pages when they all are there, else read as is.
+      r.buf = this.fromPages(pos, len, first, last) ?? this.readAt(pos, len, len);
       r.at = 0;
       return r;
     }
@@ -215,12 +266,15 @@ export class LogFile {
       const pages = first === this.lastPage + 1 ? READ_AHEAD_PAGES : 1;
       const want = Math.min(pages * PAGE, this.written - start);
       const buf = this.readAt(start, want, pos + len - start);
+      const group: Page[] | null = buf.length > PAGE ? [] : null;
       for (let k = 0; k * PAGE < buf.length; k++) {
         const p: Page = {
           file: this,
           index: first + k,
           buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
+          group,
         };
+        group?.push(p);
         this.io.cache.put(p);
         if (k === 0) page = p;
       }
@@ -229,6 +283,27 @@ export class LogFile {
     r.buf = page!.buf;
     r.at = pos - start;
     return r;
+  }
+
+  /** A copy of the `len` bytes at `pos` from cached pages first..last, or undefined if one is missing. */
+  private fromPages(pos: number, len: number, first: number, last: number): Buffer | undefined {
+    for (let i = first; i < last; i++) {
+      const p = this.pages.get(i);
+      if (p === undefined || p.buf.length !== PAGE) return undefined;
+    }
+    const end = pos + len;
+    const tail = this.pages.get(last);
+    if (tail === undefined || end > last * PAGE + tail.buf.length) return undefined;
+    const out = Buffer.allocUnsafe(len);
+    for (let i = first, at = pos; i <= last; i++) {
+      const p = this.pages.get(i)!;
+      const from = at - i * PAGE;
+      const to = Math.min(end - i * PAGE, p.buf.length);
+      out.set(p.buf.subarray(from, to), at - pos);
+      at += to - from;
+      this.io.cache.touch(p);
+    }
+    return out;
   }
 
   /** Reads `want` bytes at `pos` (at least `need` must be there). */
@@ -242,6 +317,7 @@ export class LogFile {
       got += n;
     }
     if (got < need) throw new Error(`file store: ${this.path} is shorter than expected`);
+    this.io.readBack += got;
     return got === want ? buf : buf.subarray(0, got);
   }
 
@@ -270,29 +346,52 @@ export class LogFile {
 
 const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
 
-/** Pages read back from disk, least recently used first, within a byte budget. */
+/**
+ * Pages read back from disk, and pages of what was written, least recently used first,
+ * within a byte budget. Written pages nobody has read yet get a quarter of it: a stream
+ * only written to keeps its newest writes in memory, not a whole cache of them.
+ */
 class ReadCache {
   private readonly lru = new Set<Page>();
   /** The page last added or touched: the last in `lru`. */
   private newest: Page | null = null;
   private bytes = 0;
+  /** Written pages not read since, oldest first, and their bytes. */
+  private readonly unread = new Set<Page>();
+  private unreadBytes = 0;
+  private readonly unreadLimit: number;
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly limit: number) {
+    this.unreadLimit = limit >>> 2;
+  }
 
-  put(p: Page): void {
+  /** Adds a page; `written` for one of what a file wrote (not read yet). */
+  put(p: Page, written = false): void {
     const old = p.file.pages.get(p.index);
     if (old !== undefined) this.drop(old);
     p.file.pages.set(p.index, p);
     this.lru.add(p);
     this.newest = p;
     this.bytes += p.buf.length;
-    for (const q of this.lru) {
-      if (this.bytes <= this.limit || q === p) break;
+    if (written) {
+      this.unread.add(p);
+      this.unreadBytes += p.buf.length;
+      this.evict(this.unread, p, this.unreadLimit);
+    }
+    this.evict(this.lru, p, this.limit);
+  }
+
+  /** Drops the oldest of `pages` until within `limit`, never `p`'s group (the newest pages). */
+  private evict(pages: Set<Page>, p: Page, limit: number): void {
+    for (const q of pages) {
+      const total = pages === this.unread ? this.unreadBytes : this.bytes;
+      if (total <= limit || q === p || (q.group !== null && q.group === p.group)) break;
       this.drop(q);
     }
   }
 
   touch(p: Page): void {
+    if (this.unreadBytes > 0 && this.unread.delete(p)) this.unreadBytes -= p.buf.length;
     // Sequential loads read one page many times in a row: it is already the newest.
     if (p === this.newest) return;
     this.lru.delete(p);
@@ -300,11 +399,19 @@ class ReadCache {
     this.newest = p;
   }
 
+  /** Takes a page out, and the others of its group. */
   private drop(p: Page): void {
-    if (!this.lru.delete(p)) return;
+    if (!this.remove(p) || p.group === null) return;
+    for (const q of p.group) this.remove(q);
+  }
+
+  private remove(p: Page): boolean {
+    if (!this.lru.delete(p)) return false;
     if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
+    if (this.unread.delete(p)) this.unreadBytes -= p.buf.length;
     if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
+    return true;
   }
 
   /** Forgets a file's pages (overwritten, cut, closed). */
@@ -337,6 +444,8 @@ export interface RoundHook {
 export class FileIo {
   /** Counts every append, overwrite and task: what a round covers. */
   appended = 0;
+  /** Bytes loads read back from disk (not found in the chunks or the read cache). */
+  readBack = 0;
   private durable = 0;
   readonly cache: ReadCache;
   private dirty: LogFile[] = [];

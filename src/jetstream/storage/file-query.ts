@@ -2,7 +2,14 @@
 // every query the engine asks (loads, filtered state, per-subject state, sequence for
 // a time, deleted details). Payloads come from LogFile.read: the block's unwritten or
 // recent chunks, else the pages read back from disk.
-import { blankStoredMsg, isAllSubjects, type SimpleState, type StoredMsg } from './types.js';
+import {
+  blankStoredSpan,
+  isAllSubjects,
+  msgOf,
+  type SimpleState,
+  type StoredMsg,
+  type StoredSpan,
+} from './types.js';
 import { BlockSlots, SubjectTable, type SubjectInfo } from './file-index.js';
 import type { LogFile } from './file-io.js';
 import { msgParts } from './file-record.js';
@@ -16,8 +23,6 @@ export interface Block {
   slots: BlockSlots;
   compacting: boolean;
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** The first of a subject's few ascending sequences at or after `from`, else 0 (no closure per read). */
 function firstAtOrAfter(seqs: readonly number[], from: number): number {
@@ -36,6 +41,8 @@ export abstract class StreamQueries {
   protected lastSeq = 0;
   protected lastTs = -0;
   private hint = 0;
+  /** Where loadMsg finds a message before it makes the views. */
+  private readonly scratch = blankStoredSpan();
 
   /** Index in `blocks` of the block holding `seq`, or of the first block after it (may be length). */
   protected blockIndex(seq: number): number {
@@ -120,29 +127,36 @@ export abstract class StreamQueries {
     return info.last;
   }
 
-  /** Fills `into` (or a new object) with the live message `seq` of block `b`. */
-  protected fill(b: Block, seq: number, into?: StoredMsg): StoredMsg {
+  /** Fills `into` with where the live message `seq` of block `b` lies. */
+  protected fillSpan(b: Block, seq: number, into: StoredSpan): StoredSpan {
     const s = b.slots;
     const i = seq - s.base;
     const r = b.file.read(s.off[i]!, s.len[i]!);
     const p = msgParts(r.buf, r.at);
-    const m = into ?? blankStoredMsg();
-    m.subject = this.subjects.byId[s.sid[i]!]!.name;
-    m.seq = seq;
-    m.ts = s.ts[i]!;
-    m.hdr = p.hdrEnd > p.hdrStart ? r.buf.subarray(p.hdrStart, p.hdrEnd) : EMPTY;
-    m.data = r.buf.subarray(p.hdrEnd, p.dataEnd);
-    return m;
+    into.subject = this.subjects.byId[s.sid[i]!]!.name;
+    into.seq = seq;
+    into.ts = s.ts[i]!;
+    into.buf = r.buf;
+    into.hdrStart = p.hdrStart;
+    into.dataStart = p.hdrEnd;
+    into.dataEnd = p.dataEnd;
+    return into;
   }
 
   protected loadSeq(seq: number, into?: StoredMsg): StoredMsg | undefined {
     if (seq <= 0) return undefined;
     const b = this.liveBlock(seq);
-    return b === undefined ? undefined : this.fill(b, seq, into);
+    return b === undefined ? undefined : msgOf(this.fillSpan(b, seq, this.scratch), into);
   }
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined {
     return this.loadSeq(seq, into);
+  }
+
+  loadSpan(seq: number, into: StoredSpan): StoredSpan | undefined {
+    if (seq <= 0) return undefined;
+    const b = this.liveBlock(seq);
+    return b === undefined ? undefined : this.fillSpan(b, seq, into);
   }
 
   loadNextMsg(
@@ -151,19 +165,32 @@ export abstract class StreamQueries {
     start: number,
     into?: StoredMsg,
   ): StoredMsg | undefined {
-    const from = Math.max(start, this.firstSeq, 1);
-    if (from > this.lastSeq || this.msgs === 0) return undefined;
-    let seq: number;
-    if (isAllSubjects(filter)) seq = this.nextLive(from, 0, null);
-    else if (!wildcard) {
-      const info = this.subjects.byName.get(filter);
-      if (info === undefined) return undefined;
-      const first = this.firstOf(info);
-      if (from <= first) seq = first;
-      else if (info.seqs !== null) seq = firstAtOrAfter(info.seqs, from);
-      else seq = this.nextLive(from, info.id, null, this.lastOf(info));
-    } else seq = this.nextLive(from, 0, filter);
+    const seq = this.nextSeq(filter, wildcard, start);
     return seq === 0 ? undefined : this.loadSeq(seq, into);
+  }
+
+  loadNextSpan(
+    filter: string,
+    wildcard: boolean,
+    start: number,
+    into: StoredSpan,
+  ): StoredSpan | undefined {
+    const seq = this.nextSeq(filter, wildcard, start);
+    return seq === 0 ? undefined : this.loadSpan(seq, into);
+  }
+
+  /** The first live sequence at or after `start` whose subject matches `filter`, or 0. */
+  private nextSeq(filter: string, wildcard: boolean, start: number): number {
+    const from = Math.max(start, this.firstSeq, 1);
+    if (from > this.lastSeq || this.msgs === 0) return 0;
+    if (isAllSubjects(filter)) return this.nextLive(from, 0, null);
+    if (wildcard) return this.nextLive(from, 0, filter);
+    const info = this.subjects.byName.get(filter);
+    if (info === undefined) return 0;
+    const first = this.firstOf(info);
+    if (from <= first) return first;
+    if (info.seqs !== null) return firstAtOrAfter(info.seqs, from);
+    return this.nextLive(from, info.id, null, this.lastOf(info));
   }
 
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined {

@@ -10,7 +10,7 @@
 // survivors copied into the current one, so that a few long-lived messages (the keys of
 // a KV that is rarely written) do not hold many slabs.
 
-import type { StoredMsg } from './types.js';
+import { blankStoredSpan, msgOf, type StoredMsg, type StoredSpan } from './types.js';
 
 interface Slab {
   readonly buf: Buffer;
@@ -31,7 +31,6 @@ const LARGE = 8 * 1024;
 const NONE = -1;
 /** Columns start this long and double; a dead front longer than this is cut off. */
 const MIN_SLOTS = 1024;
-const EMPTY = Buffer.alloc(0);
 
 /**
  * Messages by sequence, from `base` on: slot `seq - base` of each column holds the
@@ -55,6 +54,8 @@ export class MemLog {
   private subj = new Int32Array(0);
   private tsCol = new Float64Array(0);
 
+  /** Where load() finds a message before it makes the views. */
+  private readonly scratch = blankStoredSpan();
   private slabs: (Slab | undefined)[] = [];
   private freeSlabs: number[] = [];
   /** The slab being filled (NONE before the first message). */
@@ -91,19 +92,21 @@ export class MemLog {
 
   /** Fills `into` (or a new StoredMsg) with `seq`'s message, whose subject is `subject`. */
   load(seq: number, subject: string, into: StoredMsg | undefined): StoredMsg {
+    return msgOf(this.span(seq, subject, this.scratch), into);
+  }
+
+  /** Fills `into` with where `seq`'s message lies; its subject is `subject`. */
+  span(seq: number, subject: string, into: StoredSpan): StoredSpan {
     const i = seq - this.base;
-    const buf = this.slabs[this.slab[i]!]!.buf;
     const off = this.off[i]!;
-    const hl = this.hl[i]!;
-    const hdr = hl === 0 ? EMPTY : buf.subarray(off, off + hl);
-    const data = buf.subarray(off + hl, off + hl + this.dl[i]!);
-    const ts = this.tsCol[i]!;
-    if (into === undefined) return { subject, seq, ts, hdr, data };
+    const dataStart = off + this.hl[i]!;
     into.subject = subject;
     into.seq = seq;
-    into.ts = ts;
-    into.hdr = hdr;
-    into.data = data;
+    into.ts = this.tsCol[i]!;
+    into.buf = this.slabs[this.slab[i]!]!.buf;
+    into.hdrStart = off;
+    into.dataStart = dataStart;
+    into.dataEnd = dataStart + this.dl[i]!;
     return into;
   }
 

@@ -15,6 +15,7 @@ import {
   type SimpleState,
   type StorageUpdateHandler,
   type StoredMsg,
+  type StoredSpan,
   type StreamState,
   type StreamStore,
   type StreamStoreConfig,
@@ -112,28 +113,48 @@ export class MemoryStreamStore implements StreamStore {
     return id < 0 ? undefined : this.msgs.load(seq, this.names[id]!, into);
   }
 
+  loadSpan(seq: number, into: StoredSpan): StoredSpan | undefined {
+    const id = this.msgs.subjectOf(seq);
+    return id < 0 ? undefined : this.msgs.span(seq, this.names[id]!, into);
+  }
+
   loadNextMsg(
     filter: string,
     wildcard: boolean,
     start: number,
     into?: StoredMsg,
   ): StoredMsg | undefined {
+    const seq = this.nextSeq(filter, wildcard, start);
+    return seq === 0 ? undefined : this.loadMsg(seq, into);
+  }
+
+  loadNextSpan(
+    filter: string,
+    wildcard: boolean,
+    start: number,
+    into: StoredSpan,
+  ): StoredSpan | undefined {
+    const seq = this.nextSeq(filter, wildcard, start);
+    return seq === 0 ? undefined : this.loadSpan(seq, into);
+  }
+
+  /** The first sequence at or after `start` whose subject matches `filter`, or 0. */
+  private nextSeq(filter: string, wildcard: boolean, start: number): number {
     const all = isAllSubjects(filter);
     if (start < this.firstSeq) start = this.firstSeq;
     let want = -1;
     if (!all && !wildcard) {
       const ss = this.subjects.get(filter);
-      if (ss === undefined || ss.last < start) return undefined;
+      if (ss === undefined || ss.last < start) return 0;
       if (start < ss.first) start = ss.first;
       want = ss.id;
     }
     for (let seq = start; seq <= this.lastSeq; seq++) {
       const id = this.msgs.subjectOf(seq);
       if (id < 0) continue;
-      if (all || (wildcard ? subjectMatches(this.names[id]!, filter) : id === want))
-        return this.msgs.load(seq, this.names[id]!, into);
+      if (all || (wildcard ? subjectMatches(this.names[id]!, filter) : id === want)) return seq;
     }
-    return undefined;
+    return 0;
   }
 
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined {

@@ -41,10 +41,26 @@ export function isAllSubjects(filter: string): boolean {
 }
 
 /**
- * A stored message. Loads fill a caller-supplied object when one is given, so that a
- * consumer's delivery loop allocates nothing per message. `ts` is nanoseconds since the Unix
- * epoch held in a double (exact to 256 ns): enough for ordering-free timestamps, and no bigint
- * on the hot path.
+ * A stored message where it lies: its header block is `buf[hdrStart, dataStart)` (empty
+ * for none), its data `buf[dataStart, dataEnd)`, in the store's own memory (a slab, a
+ * block's chunk or a page read back), valid until the next load or write. What a
+ * consumer's delivery loop reads: no view and no copy is made per message. `ts` is
+ * nanoseconds since the Unix epoch held in a double (exact to 256 ns): enough for
+ * ordering-free timestamps, and no bigint on the hot path.
+ */
+export interface StoredSpan {
+  subject: string;
+  seq: number;
+  ts: number;
+  buf: Buffer;
+  hdrStart: number;
+  dataStart: number;
+  dataEnd: number;
+}
+
+/**
+ * A stored message, its header block and data as views. Loads fill a caller-supplied
+ * object when one is given, so that a reader allocates no object per message.
  */
 export interface StoredMsg {
   subject: string;
@@ -58,13 +74,32 @@ export interface StoredMsg {
 const NOTHING = Buffer.alloc(0);
 
 /**
- * A StoredMsg to load into (loadMsg/loadNextMsg `into`): one per reader, reused. `ts`
- * starts as -0, a double to V8, as the nanosecond times stored in it are: a field that
- * starts as a small integer changes representation at the first load, which retires the
- * object's hidden class and deoptimizes the code compiled for it.
+ * A StoredSpan to load into (loadSpan/loadNextSpan): one per reader, reused. `ts` starts
+ * as -0, a double to V8, as the nanosecond times stored in it are: a field that starts as
+ * a small integer changes representation at the first load, which retires the object's
+ * hidden class and deoptimizes the code compiled for it.
  */
+export function blankStoredSpan(): StoredSpan {
+  return { subject: '', seq: 0, ts: -0, buf: NOTHING, hdrStart: 0, dataStart: 0, dataEnd: 0 };
+}
+
+/** A StoredMsg to load into (loadMsg/loadNextMsg `into`); `ts` as in blankStoredSpan. */
 export function blankStoredMsg(): StoredMsg {
   return { subject: '', seq: 0, ts: -0, hdr: NOTHING, data: NOTHING };
+}
+
+/** The message a span locates, with views of its bytes: in `into`, else a new object. */
+export function msgOf(span: StoredSpan, into?: StoredMsg): StoredMsg {
+  const { buf, hdrStart, dataStart } = span;
+  const hdr = dataStart > hdrStart ? buf.subarray(hdrStart, dataStart) : NOTHING;
+  const data = buf.subarray(dataStart, span.dataEnd);
+  if (into === undefined) return { subject: span.subject, seq: span.seq, ts: span.ts, hdr, data };
+  into.subject = span.subject;
+  into.seq = span.seq;
+  into.ts = span.ts;
+  into.hdr = hdr;
+  into.data = data;
+  return into;
 }
 
 /** Messages, first and last sequence of a subset of a stream (nats-server's SimpleState). */
@@ -140,6 +175,15 @@ export interface StreamStore {
     start: number,
     into?: StoredMsg,
   ): StoredMsg | undefined;
+  /** loadMsg without the views: the bytes where they lie (a consumer's deliveries). */
+  loadSpan(seq: number, into: StoredSpan): StoredSpan | undefined;
+  /** loadNextMsg without the views. */
+  loadNextSpan(
+    filter: string,
+    wildcard: boolean,
+    start: number,
+    into: StoredSpan,
+  ): StoredSpan | undefined;
   /** The last message whose subject matches `filter` (may hold wildcards; '' or '>' is all). */
   loadLastMsg(filter: string, into?: StoredMsg): StoredMsg | undefined;
 

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   blankStoredMsg,
+  blankStoredSpan,
   StoreError,
   type ConsumerState,
   type StorageType,
@@ -326,6 +327,43 @@ export function storageConformance(label: string, o: ConformanceOptions): void {
       s.removeMsg(9);
       assert.equal(s.loadLastMsg('>')!.seq, 8);
       assert.equal(s.loadLastMsg('audit')!.seq, 6);
+      await e.close();
+    });
+
+    it('loadSpan and loadNextSpan locate the bytes loadMsg and loadNextMsg return', async () => {
+      const e = await setup();
+      const s = e.open(cfg('SPAN'));
+      const hdr = Buffer.from('NATS/1.0\r\nK: v\r\n\r\n');
+      s.storeMsg('a.1', Buffer.alloc(0), body(1), Date.now() * NS);
+      s.storeMsg('b.2', hdr, body(2), Date.now() * NS);
+      s.storeMsg('a.3', hdr, Buffer.alloc(0), Date.now() * NS);
+      await durable(s);
+      const into = blankStoredSpan();
+      for (const seq of [1, 2, 3]) {
+        const m = s.loadMsg(seq)!;
+        assert.equal(s.loadSpan(seq, into), into);
+        assert.deepEqual(
+          {
+            subject: into.subject,
+            seq: into.seq,
+            ts: into.ts,
+            hdr: into.buf.subarray(into.hdrStart, into.dataStart),
+            data: into.buf.subarray(into.dataStart, into.dataEnd),
+          },
+          { subject: m.subject, seq: m.seq, ts: m.ts, hdr: m.hdr, data: m.data },
+          `message ${seq}`,
+        );
+      }
+      assert.equal(s.loadNextSpan('a.*', true, 2, into)!.seq, 3);
+      assert.equal(s.loadNextSpan('b.2', false, 1, into)!.seq, 2);
+      assert.equal(
+        into.buf.toString('latin1', into.hdrStart, into.dataEnd),
+        `${hdr.toString()}msg-2`,
+      );
+      assert.equal(s.loadNextSpan('', false, 4, into), undefined);
+      s.removeMsg(2);
+      assert.equal(s.loadSpan(2, into), undefined);
+      assert.equal(s.loadNextSpan('>', true, 2, into)!.seq, 3);
       await e.close();
     });
 

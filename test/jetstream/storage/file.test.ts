@@ -236,6 +236,55 @@ describe('file store: reads and erase', () => {
     await o.storage.close();
   });
 
+  it('serves what it wrote from memory, pages across two chunks included, within the cache', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('RECENT', 'file');
+    // Sizes that put record ends everywhere across 16 KB pages and the write chunks.
+    const size = (seq: number): number => 90 + ((seq * 7919) % 2900);
+    const hdrOf = (seq: number): Buffer =>
+      seq % 5 === 0 ? Buffer.from(`NATS/1.0\r\nN: ${seq}\r\n\r\n`) : Buffer.alloc(0);
+    const check = (store: StreamStore, seq: number): void => {
+      const m = store.loadMsg(seq)!;
+      assert.equal(m.subject, `recent.${seq % 7}`);
+      assert.deepEqual(m.hdr, hdrOf(seq), `header of ${seq}`);
+      assert.ok(
+        m.data.length === size(seq) && m.data[0] === seq % 251 && m.data.at(-1) === seq % 251,
+        `data of ${seq}`,
+      );
+    };
+    // Blocks of 1 MB: several are sealed (their chunks handed over), the last is still
+    // written (its older chunks handed over, the newest kept for appends).
+    let o = open(dir, cfg, { blockSize: 1024 * 1024 });
+    const n = 5000;
+    for (let seq = 1; seq <= n; seq++) {
+      o.store.storeMsg(
+        `recent.${seq % 7}`,
+        hdrOf(seq),
+        Buffer.alloc(size(seq), seq % 251),
+        Date.now() * NS,
+      );
+      if (seq % 700 === 0) await o.storage.io.flush();
+    }
+    await o.storage.io.flush();
+    for (let seq = 1; seq <= n; seq++) check(o.store, seq);
+    assert.equal(o.storage.io.readBack, 0, 'nothing read back from disk');
+    await o.storage.close();
+    // A cache smaller than what was written: the oldest pages go, and are read back.
+    o = open(dir, cfg, { blockSize: 1024 * 1024, cacheBytes: 256 * 1024 });
+    for (let seq = n + 1; seq <= 2 * n; seq++) {
+      o.store.storeMsg(
+        `recent.${seq % 7}`,
+        hdrOf(seq),
+        Buffer.alloc(size(seq), seq % 251),
+        Date.now() * NS,
+      );
+    }
+    await o.storage.io.flush();
+    for (let seq = 2 * n; seq >= 1; seq -= 3) check(o.store, seq);
+    assert.ok(o.storage.io.readBack > 0);
+    await o.storage.close();
+  });
+
   it('erase overwrites a message already on disk; the rest of its block is intact', async () => {
     const dir = await tempDir();
     const cfg = streamConfig('ERASE', 'file');
