@@ -4,7 +4,9 @@
 //
 // Publishes are stored as they arrive (store writes are synchronous) and collected
 // per event-loop turn; then one store flush, then delivery to subscribers, then the
-// PubAcks, in arrival order: a PubAck means "persisted", as in the reference.
+// PubAcks, in arrival order: a PubAck means "persisted", as in the reference. A store
+// that makes each channel durable on its own (clustered: a JetStream stream each) gets
+// that per channel instead (publish-lane.ts).
 
 import type { Server } from '../server/server.js';
 import type { Logger } from '../server/logger.js';
