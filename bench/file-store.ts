@@ -14,6 +14,10 @@
 //   crc      the record CRC32 (file-record.ts) against zlib.crc32, ns per call, at
 //            the sizes the store checksums: a subscription update, an index record,
 //            a 128-byte and a 1 KiB message's record
+//   compact  a subscription's subs.dat records (sent, acked) over a window of 16,384
+//            pending messages with compaction due whenever it is worth it: CPU and
+//            GC per message, and the compactions that ran (their snapshots hold
+//            about a window of pending messages each)
 //   pending  a subscription's pending set (SeqSet, store/seq-set.ts) against a JS Set:
 //            one add and one delete per message over a sliding window of MaxInflight
 //            (16,384) sequences, ns per message; and the streaming subscription's
@@ -25,6 +29,7 @@
 //
 //   npm run build && node dist/bench/file-store.js
 import { mkdtempSync, rmSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -185,6 +190,69 @@ function pendingBench(): void {
   );
 }
 
+/**
+ * A subscription catching up on the FILE store, as far as subs.dat goes: every
+ * message sent and acked over a window of `window` pending ones, in batches of
+ * BATCH per turn, with compaction due as soon as it is worth it (so each
+ * compaction's snapshot holds about a window of pending messages). CPU and GC per
+ * message, and how many compactions ran.
+ */
+async function compactBench(dir: string, window: number): Promise<void> {
+  const store = new FileStore({
+    dir,
+    limits,
+    sync,
+    compactMinSize: 64 * 1024,
+    compactInterval: 0,
+    compactFrag: 50,
+  });
+  await store.recover();
+  const { subs } = store.createChannel('compact');
+  const sub = subs.create({
+    clientID: 'bench',
+    qGroup: '',
+    inbox: '_INBOX.bench',
+    ackInbox: '_STAN.ack.bench',
+    maxInFlight: window,
+    ackWaitInSecs: 30,
+    durableName: 'bench',
+    lastSent: 0,
+    isDurable: true,
+    isClosed: false,
+  });
+  await store.flush();
+  const before = (await stat(join(dir, 'compact', 'subs.dat'))).size;
+  gcMs = 0;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  let written = 0;
+  let lastSize = before;
+  let compactions = 0;
+  for (let from = 1; from <= N; from += BATCH) {
+    const to = Math.min(N, from + BATCH - 1);
+    for (let s = from; s <= to; s++) {
+      subs.addPending(sub.id, s);
+      if (s > window) subs.ack(sub.id, s - window);
+    }
+    written += (to - from + 1) * 2;
+    // One turn's records, written (a compaction due runs in the same round).
+    await store.flush();
+    // A compaction shows as a file that shrank since the last look.
+    const size = (await stat(join(dir, 'compact', 'subs.dat'))).size;
+    if (size < lastSize) compactions++;
+    lastSize = size;
+  }
+  await store.flush();
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  console.log(
+    `compact window ${window}: ${formatRate((N * 1000) / ms).padStart(7)} msgs/s ` +
+      `${((used.user + used.system) / N).toFixed(2)} µs (gc ${((gcMs * 1000) / N).toFixed(2)}) ` +
+      `per message, ${compactions} compactions (${written} records)`,
+  );
+  await store.close();
+}
+
 crcBench();
 pendingBench();
 console.log(`${N} msgs of ${data.length} B, batches of ${BATCH}, file_sync ${sync}`);
@@ -192,6 +260,7 @@ await run('MEMORY', new MemoryStore({ limits }));
 const dir = mkdtempSync(join(tmpdir(), 'wirebus-file-bench-'));
 try {
   await run('FILE', new FileStore({ dir, limits, sync }));
+  await compactBench(dir, 16_384);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -18,12 +18,20 @@ export class Pending {
    * to markEnd) expire at markExp[k], in ms since the epoch; both rise.
    */
   private readonly markSeq: number[] = [];
-  private readonly markExp: number[] = [];
-  private markEnd = 0;
+  // Holds clock times: doubles from the start (the -0 leaves with clearTimes()), or the
+  // first expiration pushed changes the array's elements kind under compiled code.
+  private readonly markExp: number[] = [-0];
+  // -1 until the constructor's clear(): written twice, a variable to V8 from the
+  // start (see SeqSet's constructor).
+  private markEnd = -1;
   /** Pending sequences that expire at their own time, not at their mark's. */
   private own: Map<number, number> | null = null;
   /** `own` was filled in expiration order (redeliveries only). */
-  private ownOrdered = true;
+  private ownOrdered = false;
+
+  constructor() {
+    this.clearTimes();
+  }
 
   get size(): number {
     return this.seqs.size;
@@ -83,6 +91,7 @@ export class Pending {
   private clearTimes(): void {
     this.markSeq.length = 0;
     this.markExp.length = 0;
+    this.markEnd = 0;
     if (this.own !== null && this.own.size > 0) this.own.clear();
     this.ownOrdered = true;
   }

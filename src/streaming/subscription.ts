@@ -26,8 +26,15 @@ export class Sub {
   /** Highest sequence sent to this subscription. */
   lastSent: number;
   /** Offline durable or durable queue shadow: kept, nothing is sent. */
-  offline = false;
-  stalled = false;
+  offline: boolean;
+  // The fields below that change while messages flow get their start value in the
+  // constructor, after a declaration or a placeholder of the same kind (a small
+  // integer, a double): each is written twice, and V8 holds it as a variable from the
+  // first subscription on. A field written once is
+  // a constant to V8, and its first change (the first stall, the first ack timer, the
+  // first congestion pause) threw away the delivery code compiled around it in the
+  // middle of a fresh server's first catch-up.
+  stalled: boolean;
   /** Sent and not acked, and when each is due again (changed through the methods below). */
   readonly pending = new Pending();
   /** Redelivery counts by sequence, for a subscription outside a queue group. */
@@ -35,14 +42,15 @@ export class Sub {
   group: QueueGroup | null = null;
   client: StanClient | null = null;
   ackSub: BusSubscription | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = 0;
+  private timer: NodeJS.Timeout | null;
+  /** A clock time: a double (NaN, then -0 in the constructor; see above). */
+  private timerAt = NaN;
   /** A message fetch from the store is in progress (stores that read asynchronously). */
-  fetching = false;
+  fetching: boolean;
   /** Messages sent since its connection's backlog was last looked at (channel.ts mustWait). */
-  sentSinceCheck = 0;
+  sentSinceCheck = -1;
   /** Delivery paused for a congested connection (channel.ts retryLater). */
-  waiting = false;
+  waiting: boolean;
   /**
    * Answered only once its record is durable (handlers/subscribe.ts, clustered):
    * nothing is sent before the SubscriptionResponse.
@@ -67,6 +75,12 @@ export class Sub {
     this.ackWaitMs = record.ackWaitInSecs * 1000;
     this.lastSent = record.lastSent;
     this.offline = record.isClosed;
+    this.stalled = false;
+    this.timer = null;
+    this.timerAt = -0;
+    this.fetching = false;
+    this.sentSinceCheck = 0;
+    this.waiting = false;
   }
 
   record(): SubRecord {

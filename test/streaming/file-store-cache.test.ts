@@ -9,6 +9,7 @@ import type { FileStoreOptions } from '../../src/streaming/store/file-options.js
 import type { StoredMsg } from '../../src/streaming/store/index.js';
 import { assertSameMsg, msg } from './store-fixtures.js';
 import { cleanupDirs, tempDir } from './file-fixtures.js';
+import { isSmallInteger } from '../helpers/v8-natives.js';
 
 after(cleanupDirs);
 
@@ -107,6 +108,31 @@ describe('file store: read cache under limits', () => {
       const m = msgs.lookup(seq);
       assertSameMsg(m instanceof Promise ? await m : m, kept[seq - 1]!);
     }
+    await store.close();
+  });
+
+  it('deliveries take the bytes where the cache or a block holds them, ranges as small integers', async () => {
+    const dir = await tempDir();
+    const store = await open(dir, { cacheBytes: 4096, readBufferSize: 1024, sliceMaxMsgs: 250 });
+    const kept = await publish(store, 'foo', 1, 1200, 1200);
+    const msgs = msgsOf(store, 'foo');
+    let fromDisk = 0;
+    for (let seq = 1; seq <= 1200; seq++) {
+      let buf = msgs.bytesOf(seq);
+      if (buf === null) {
+        // Neither holds it: lookup() reads its block, which holds it from then on.
+        fromDisk++;
+        await msgs.lookup(seq);
+        buf = msgs.bytesOf(seq);
+      }
+      assert.ok(buf instanceof Buffer, `message ${seq}`);
+      // A heap number here would turn the delivery path's offsets into doubles.
+      const { rangeStart: start, rangeEnd: end } = msgs;
+      assert.ok(isSmallInteger(start) && isSmallInteger(end), `range of ${seq}`);
+      assert.deepEqual(buf.subarray(start, end), kept[seq - 1]!.encoded);
+    }
+    assert.ok(fromDisk > 0 && fromDisk < 1200, `${fromDisk} read from disk`);
+    assert.equal(msgs.bytesOf(1201), undefined);
     await store.close();
   });
 

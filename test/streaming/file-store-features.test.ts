@@ -311,6 +311,29 @@ describe('file store: subscriptions, clients, files', () => {
     await store.close();
   });
 
+  it('compacts subs.dat with more pending messages than one buffer of the snapshot holds', async () => {
+    const dir = await tempDir();
+    const tuning = { compactMinSize: 1024, compactInterval: 0, compactFrag: 50 };
+    let store = await open(dir, tuning);
+    const { subs } = store.createChannel('foo');
+    const s = subs.create(sub({ durableName: 'dur', isDurable: true }));
+    // 20,000 pending (some 280 KB of records once compacted), 20,000 acked.
+    for (let seq = 1; seq <= 40_000; seq++) subs.addPending(s.id, seq);
+    for (let seq = 1; seq <= 40_000; seq += 2) subs.ack(s.id, seq);
+    await store.flush();
+    await store.close();
+    store = await open(dir);
+    const [back] = [...store.lookupChannel('foo')!.subs.all()];
+    assert.equal(back!.record.lastSent, 40_000);
+    const pending = [...back!.pending].sort((a, b) => a - b);
+    assert.equal(pending.length, 20_000);
+    assert.ok(pending.every((seq, i) => seq === 2 * (i + 1)));
+    // A compaction wrote it (the records alone were more than 1 MB).
+    const size = (await stat(join(dir, 'foo', 'subs.dat'))).size;
+    assert.ok(size < 600 * 1024, `subs.dat not compacted (${size} bytes)`);
+    await store.close();
+  });
+
   it('keeps open files under fds_limit with many channels', async () => {
     const dir = await tempDir();
     const store = await open(dir, { fdsLimit: 8, limits: { maxChannels: 0 } });

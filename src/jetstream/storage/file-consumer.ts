@@ -1,7 +1,8 @@
 // A consumer's state on disk: `obs/<consumer>/o.dat`, the whole state rewritten (a
 // new file renamed over the old one, so a crash leaves one or the other, never a mix)
 // at most every `flushMs` while it changes, as nats-server's consumer file store
-// does (about ten writes a second under load). stop() writes it at once.
+// does (about ten writes a second under load), and never before the stream's messages
+// it names are written. stop() writes it at once.
 import { readFileSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
@@ -17,6 +18,8 @@ export interface ConsumerFileOptions {
   readonly flushMs: number;
   readonly syncAlways: boolean;
   readonly warn: (text: string) => void;
+  /** Resolves once every message the stream stored so far is written (and synced with `always`). */
+  readonly streamWritten: () => Promise<void>;
 }
 
 export class FileConsumerStore implements ConsumerStore {
@@ -94,6 +97,11 @@ export class FileConsumerStore implements ConsumerStore {
   private async write(): Promise<void> {
     this.dirty = false;
     const bytes = encodeState(this.book.state);
+    // The messages this state names were stored before now: written only once they
+    // are, so a crash never leaves the state ahead of the stream. (It did: delivered
+    // past the stream's last sequence after a kill -9 in a slow round, and the consumer
+    // would have passed over the messages stored again under those sequences.)
+    await this.options.streamWritten();
     const tmp = `${this.path}.tmp`;
     await mkdir(this.dir, { recursive: true });
     const h = await open(tmp, 'w', 0o640);

@@ -81,10 +81,15 @@ export class LogFile {
   private nextChunk = MIN_CHUNK;
   private cutTo = -1;
 
+  /**
+   * @param chain files of one chain (a stream's block files: its log) are written in the
+   *   order they were appended to, each after the one before it is written and synced.
+   */
   constructor(
     readonly path: string,
     size: number,
     private readonly io: FileIo,
+    readonly chain?: string,
   ) {
     this.size = size;
     this.written = size;
@@ -423,10 +428,17 @@ export class FileIo {
     }
   }
 
-  /** Stops using `file` and removes it from disk after the next round's writes. */
+  /**
+   * Stops using `file` and removes it from disk after the next round's writes. A file of
+   * a chain still gets the bytes appended to it before: it keeps its place in the log
+   * until then. (Such a block, dropped by the limits before the round that writes it,
+   * was skipped once: a crash in that round found the later blocks without it, and the
+   * record of its removal, a first sequence in the newest block, not written: a hole.)
+   */
   remove(file: LogFile): void {
-    file.dead = true;
+    if (file.chain === undefined) file.dead = true;
     this.addTask(async () => {
+      file.dead = true;
       if (file.busy === 0) this.closeFile(file);
       this.unsynced.delete(file);
       await unlinkQuietly(file.path);
@@ -505,7 +517,7 @@ export class FileIo {
     try {
       if (this.failure === undefined) {
         if (this.options.syncAlways) {
-          await Promise.all(files.map((f) => this.writeFile(f)));
+          await this.writeSynced(files);
           this.syncDirs();
         } else {
           for (const f of files) this.writeFileNow(f);
@@ -565,6 +577,42 @@ export class FileIo {
       f.isNew = false;
       this.dirsToSync.add(dirname(f.path));
     }
+  }
+
+  /**
+   * The files of an `always` round, written and synced: a chain's one after another (in
+   * the order they were appended to), the rest concurrently.
+   *
+   * A round can span several blocks of a stream (a burst stored while the previous
+   * round synced). Were they written concurrently, a crash could leave block N+1
+   * complete and block N without the round's bytes: a hole in the log that no delete
+   * explains, later messages kept and earlier ones lost (none of them acknowledged: the
+   * round never completed). In order, what a kill -9 leaves is a prefix of the round, as
+   * nats-server's blocks, written in place one after another, leave it; and syncing
+   * block N before block N+1 is written keeps a power loss from persisting N+1's pages
+   * first. Rounds within one block, the common case, lose nothing by it. Rounds without
+   * `always` write on the event loop in append order (writeFileNow): a kill -9 leaves a
+   * prefix there too.
+   */
+  private async writeSynced(files: LogFile[]): Promise<void> {
+    if (files.length === 1) return this.writeFile(files[0]!);
+    const chains = new Map<string, LogFile[]>();
+    const jobs: Promise<void>[] = [];
+    for (const f of files) {
+      if (f.chain === undefined) {
+        jobs.push(this.writeFile(f));
+        continue;
+      }
+      const chain = chains.get(f.chain);
+      if (chain === undefined) chains.set(f.chain, [f]);
+      else chain.push(f);
+    }
+    for (const chain of chains.values()) jobs.push(this.writeChain(chain));
+    await Promise.all(jobs);
+  }
+
+  private async writeChain(files: LogFile[]): Promise<void> {
+    for (const f of files) await this.writeFile(f);
   }
 
   private async writeFile(f: LogFile): Promise<void> {

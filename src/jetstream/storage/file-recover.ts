@@ -154,7 +154,7 @@ export function recoverLog(
       end = pos;
     }
     if (end < buf.length) truncateSync(path, end);
-    const file = new LogFile(path, end, io);
+    const file = new LogFile(path, end, io, dir);
     const block: Block = { id, file, deletes: undefined, slots, compacting: false };
     const dead = readTombstones(deletesPath(dir, id), warn);
     if (dead.size > 0) {

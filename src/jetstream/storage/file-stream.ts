@@ -197,7 +197,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
   private startBlock(): void {
     const id = this.nextId++;
     const old = this.blocks[this.blocks.length - 1];
-    const file = new LogFile(blockPath(this.msgsDir, id), 0, this.io);
+    const file = new LogFile(blockPath(this.msgsDir, id), 0, this.io, this.msgsDir);
     file.pinned = true;
     file.append(fileHeader(BLOCK_MAGIC));
     const b: Block = {
@@ -347,7 +347,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     }
     syncDir(this.msgsDir);
     b.file.dead = true;
-    b.file = new LogFile(path, pos, this.io);
+    b.file = new LogFile(path, pos, this.io, this.msgsDir);
     s.off.set(offs.subarray(0, s.count));
   }
 
@@ -578,6 +578,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
         flushMs: this.options.consumerFlushMs,
         syncAlways: this.options.syncAlways,
         warn: this.options.warn,
+        streamWritten: () => this.io.flush(),
       },
       (gone) => this.consumers.delete(gone),
     );

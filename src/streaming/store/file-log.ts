@@ -42,12 +42,38 @@ function putUpdate(out: Buffer, pos: number, id: number, seq: number): number {
   return putVarint(out, end + 1, seq);
 }
 
+/** Room for a whole SubStateUpdate record, header included. */
+const UPDATE_RECORD_MAX = RECORD_HEADER_SIZE + UPDATE_MAX;
+
+/**
+ * Writes a whole SubStateUpdate record of `type` at `pos` (UPDATE_RECORD_MAX bytes of
+ * room), its CRC taken in place (no scratch copy); returns its length.
+ */
+function putUpdateRecord(
+  out: Buffer,
+  pos: number,
+  type: number,
+  id: number,
+  seq: number,
+  crc: Crc32,
+): number {
+  const at = pos + RECORD_HEADER_SIZE;
+  const len = putUpdate(out, at, id, seq) - at;
+  putU32(out, pos, typedSize(type, len));
+  putU32(out, pos + 4, crc.bytes(out, at, at + len));
+  return RECORD_HEADER_SIZE + len;
+}
+
 export class TypedLog implements RecordSink {
   readonly file: AppendFile;
   /** Records in the file now, obsolete ones included. */
   private records: number;
-  private compacting = false;
-  private lastCompact = 0;
+  // Both get their start value in the constructor, after a declaration or placeholder
+  // of the same kind: written twice, V8 holds them as variables (not constants whose
+  // first change, the first compaction, throws away the code that read them), and the
+  // clock time as a double from the start.
+  private compacting: boolean;
+  private lastCompact = NaN;
   private readonly crc: Crc32;
 
   constructor(
@@ -60,6 +86,8 @@ export class TypedLog implements RecordSink {
     /** Records a compaction would write. */
     private readonly liveRecords: () => number,
   ) {
+    this.compacting = false;
+    this.lastCompact = -0;
     this.crc = Crc32.of(tuning.crcPoly);
     this.file = new AppendFile(path, size, io);
     // Deliveries and acks, most of its records, are durable with the next flush (as in
@@ -84,17 +112,12 @@ export class TypedLog implements RecordSink {
 
   /**
    * A SubStateUpdate{ID, seqno} record, one per delivery and per ack: encoded by hand
-   * where it is written, its CRC taken there (no scratch copy, no Buffer writers).
+   * where it is written (no Buffer writers).
    */
   update(type: number, id: number, seq: number): void {
     const f = this.file;
-    const buf = f.room(RECORD_HEADER_SIZE + UPDATE_MAX);
-    const pos = f.pos;
-    const at = pos + RECORD_HEADER_SIZE;
-    const len = putUpdate(buf, at, id, seq) - at;
-    putU32(buf, pos, typedSize(type, len));
-    putU32(buf, pos + 4, this.crc.bytes(buf, at, at + len));
-    f.commit(RECORD_HEADER_SIZE + len);
+    const buf = f.room(UPDATE_RECORD_MAX);
+    f.commit(putUpdateRecord(buf, f.pos, type, id, seq, this.crc));
     this.added();
   }
 
@@ -123,31 +146,72 @@ export class TypedLog implements RecordSink {
     try {
       if (this.file.dead) return;
       // Taken now, between two rounds: it holds every change so far, written or not.
-      const chunks: Buffer[] = [fileHeader()];
-      let size = FILE_HEADER_SIZE;
-      let records = 0;
-      const sink: RecordSink = {
-        record: (type, payload) => {
-          const b = Buffer.allocUnsafe(RECORD_HEADER_SIZE + payload.length);
-          putRecord(b, 0, typedSize(type, payload.length), payload, this.crc);
-          chunks.push(b);
-          size += b.length;
-          records++;
-        },
-        update: (type, id, seq) => {
-          const b = Buffer.allocUnsafe(UPDATE_MAX);
-          sink.record(type, b.subarray(0, putUpdate(b, 0, id, seq)));
-        },
-      };
-      this.snapshot(sink);
-      this.file.reset(size);
-      this.records = records;
+      const out = new SnapshotWriter(this.crc);
+      this.snapshot(out);
+      const chunks = out.finish();
+      this.file.reset(out.size);
+      this.records = out.records;
       await this.io.pool.close(this.file);
       await replaceFile(this.file.path, chunks);
     } finally {
       this.compacting = false;
       this.lastCompact = Date.now();
     }
+  }
+}
+
+/** Room in each of a compaction's buffers: a few for thousands of pending messages. */
+const SNAPSHOT_CHUNK = 64 * 1024;
+
+/**
+ * A compaction's records, written back to back into large buffers. A class, not an
+ * object literal: a literal `{ record, update }` shared its first hidden-class
+ * transition with the stores' `{ record, pending }` entries, and storing a function
+ * under `record` retired the entries' field type and the code compiled around it
+ * (every delivery and ack), in the middle of a subscription's catch-up. A buffer per
+ * record also made one allocation per pending message.
+ */
+class SnapshotWriter implements RecordSink {
+  size = FILE_HEADER_SIZE;
+  records = 0;
+  private readonly chunks: Buffer[] = [fileHeader()];
+  private buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
+  private pos = 0;
+
+  constructor(private readonly crc: Crc32) {}
+
+  record(type: number, payload: Uint8Array): void {
+    const n = RECORD_HEADER_SIZE + payload.length;
+    const at = this.room(n);
+    putRecord(this.buf, at, typedSize(type, payload.length), payload, this.crc);
+    this.added(n);
+  }
+
+  update(type: number, id: number, seq: number): void {
+    const at = this.room(UPDATE_RECORD_MAX);
+    this.added(putUpdateRecord(this.buf, at, type, id, seq, this.crc));
+  }
+
+  /** The file's bytes, in order. */
+  finish(): Buffer[] {
+    if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+    return this.chunks;
+  }
+
+  private room(n: number): number {
+    if (this.buf.length - this.pos < n) {
+      if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
+      this.buf = Buffer.allocUnsafe(Math.max(n, SNAPSHOT_CHUNK));
+      this.pos = 0;
+    }
+    return this.pos;
+  }
+
+  private added(n: number): void {
+    this.pos += n;
+    this.size += n;
+    this.records++;
   }
 }
 

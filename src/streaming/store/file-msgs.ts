@@ -85,7 +85,7 @@ export class FileMsgStore extends MsgStoreBase {
   private ringCount = 0;
   private ringBytes = 0;
   private blocks: ReadBlock[] = [];
-  private reads: { slice: Slice; from: number; to: number; done: Promise<ReadBlock> }[] = [];
+  private reads: BlockRead[] = [];
   private useClock = 0;
   private readonly used = new WeakMap<Slice, number>();
   private deleted = false;
@@ -98,6 +98,8 @@ export class FileMsgStore extends MsgStoreBase {
     recovered: RecoveredMsgs | undefined,
   ) {
     super(channel, limits, ctx.isClosed, ctx.warn);
+    this.rangeStart = 0;
+    this.rangeEnd = 0;
     this.slices = recovered?.slices ?? [];
     this.nextNum = recovered?.nextNum ?? 1;
     const tail = this.slices[this.slices.length - 1];
@@ -201,8 +203,10 @@ export class FileMsgStore extends MsgStoreBase {
   }
 
   /** Where bytesOf() found its message. */
-  rangeStart = 0;
-  rangeEnd = 0;
+  // -1 until the constructor: written twice, variables to V8 from the start (their
+  // first change in bytesOf() threw away the delivery code that read them).
+  rangeStart = -1;
+  rangeEnd = -1;
   /** A Buffer over the whole ArrayBuffer of the cache's last message sent (bytesOf). */
   private wholeOf: ArrayBufferLike | undefined = undefined;
   private whole: Buffer | undefined = undefined;
@@ -222,7 +226,12 @@ export class FileMsgStore extends MsgStoreBase {
         this.wholeOf = ab;
         this.whole = Buffer.from(ab);
       }
-      const start = this.ringOffsets[i]!;
+      // A Float64Array element is read as a heap number even when whole: as a small
+      // integer while it fits, or the first delivery from the cache turns the delivery
+      // path's offset fields (the outbound layout's, the connection's) into doubles and
+      // throws away their compiled code (as in memory-msgs.ts).
+      const offset = this.ringOffsets[i]!;
+      const start = offset <= 0x7fff_ffff ? offset | 0 : offset;
       this.rangeStart = start;
       this.rangeEnd = start + this.ringLengths[i]!;
       return this.whole!;
@@ -494,7 +503,7 @@ export class FileMsgStore extends MsgStoreBase {
       this.ctx.warn,
     );
     // Lookups of the following messages wait for this read instead of starting theirs.
-    const entry = { slice, from: seq, to, done };
+    const entry = new BlockRead(slice, seq, to, done);
     this.reads.push(entry);
     // A subscription starting to catch up: the blocks after this one are read at the
     // same time (the thread pool has threads to spare), not once this one is back,
@@ -620,6 +629,16 @@ export class FileMsgStore extends MsgStoreBase {
       this.dropOldest();
     }
   }
+}
+
+/** A block being read (a class: see file-read.ts, Block). */
+class BlockRead {
+  constructor(
+    readonly slice: Slice,
+    readonly from: number,
+    readonly to: number,
+    readonly done: Promise<ReadBlock>,
+  ) {}
 }
 
 async function unlinkQuietly(path: string): Promise<void> {

@@ -26,6 +26,23 @@ export interface ReadBlock {
   readonly ts: Int32Array;
 }
 
+/**
+ * A ReadBlock. A class, not an object literal: the literal shared its first hidden-class
+ * transitions (slice, from, to) with the store's reads in progress, so the two
+ * generalized each other's field types under the code compiled around them.
+ */
+class Block implements ReadBlock {
+  constructor(
+    readonly slice: Slice,
+    readonly from: number,
+    readonly to: number,
+    readonly count: number,
+    readonly buf: Buffer,
+    readonly starts: Int32Array,
+    readonly ts: Int32Array,
+  ) {}
+}
+
 /** True when every message asked for was read (no bad record cut the block short). */
 export function isWhole(b: ReadBlock): boolean {
   return b.count === b.to - b.from + 1;
@@ -96,7 +113,7 @@ export async function readBlock(
   const buf = Buffer.allocUnsafe(end - start);
   const starts = new Int32Array(to - seq + 2);
   const ts = new Int32Array(2 * (to - seq + 1));
-  const empty: ReadBlock = { slice, from: seq, to, count: 0, buf, starts, ts };
+  const empty = new Block(slice, seq, to, 0, buf, starts, ts);
   if (slice.dat.dead) return empty;
   try {
     await io.pool.use(slice.dat, async (h) => {
@@ -112,8 +129,36 @@ export async function readBlock(
     if (!isDead(slice)) warn(`file store: cannot read ${slice.dat.path}: ${String(err)}`);
     return empty;
   }
+  const count = checkRecords(slice, seq, to, buf, starts, ts, crc, start, warn);
+  return new Block(slice, seq, to, count, buf, starts, ts);
+}
+
+/**
+ * Checks the records of messages `seq`..`to` read into `buf` (the slice's bytes from
+ * offset `start`) against the index and, with `crc`, their CRC; fills `starts` and
+ * `ts`; returns how many are good (up to the first bad one, which `warn` reports).
+ * Apart from readBlock(): V8 compiles this loop while the first block is checked,
+ * and code compiled inside an async function's first call went back to the
+ * interpreter at the first statement after the loop, block after block (the
+ * compiled loop is kept and entered again), each time recompiling readBlock.
+ */
+function checkRecords(
+  slice: Slice,
+  seq: number,
+  to: number,
+  buf: Buffer,
+  starts: Int32Array,
+  ts: Int32Array,
+  crc: Crc32 | undefined,
+  start: number,
+  warn: (text: string) => void,
+): number {
   let pos = 0;
   let count = 0;
+  // Where the record after the last good one would start: kept up to date inside the
+  // loop, so nothing after it needs type feedback the first block has not given yet
+  // (the loop's code is compiled while it runs, and left at the first new operation).
+  starts[0] = RECORD_HEADER_SIZE;
   for (let s = seq; s <= to; s++) {
     const size = slice.sizeOf(s);
     const at = pos + RECORD_HEADER_SIZE;
@@ -130,9 +175,9 @@ export async function readBlock(
     ts[2 * count + 1] = slice.tsHighOf(s);
     starts[count++] = at;
     pos = at + size;
+    starts[count] = pos + RECORD_HEADER_SIZE;
   }
-  starts[count] = pos + RECORD_HEADER_SIZE;
-  return { slice, from: seq, to, count, buf, starts, ts };
+  return count;
 }
 
 // Read again after an await: limits may have removed the slice meanwhile.

@@ -40,7 +40,9 @@ export interface SubStoreContext {
 }
 
 export class FileSubStore extends SubStoreBase<SubEntry> {
-  private pendingCount = 0;
+  // Set in the constructor: written twice, a variable to V8 from the start (see
+  // SeqSet's constructor).
+  private pendingCount = -1;
   readonly log: TypedLog;
 
   constructor(
@@ -50,6 +52,7 @@ export class FileSubStore extends SubStoreBase<SubEntry> {
     recovered: RecoveredSubs | undefined,
   ) {
     super(maxSubscriptions, ctx.isClosed, recovered);
+    this.pendingCount = 0;
     for (const e of this.subs.values()) this.pendingCount += e.pending.size;
     this.log = new TypedLog(
       path,

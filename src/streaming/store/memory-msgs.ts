@@ -60,14 +60,18 @@ export class MemoryMsgStore extends MsgStoreBase {
     private readonly ctx: MsgStoreContext,
   ) {
     super(channel, limits, ctx.isClosed, ctx.warn);
+    this.rangeStart = 0;
+    this.rangeEnd = 0;
   }
 
   /** Whole-ArrayBuffer Buffers by their ArrayBuffer, for store(): the last one made. */
   private lastArrayBuffer: ArrayBufferLike | null = null;
   private lastWhole: Buffer | null = null;
   /** Where bytesOf() found its message. */
-  rangeStart = 0;
-  rangeEnd = 0;
+  // -1 until the constructor: written twice, variables to V8 from the start (their
+  // first change in bytesOf() threw away the delivery code that read them).
+  rangeStart = -1;
+  rangeEnd = -1;
 
   store(msg: StoredMsg): boolean {
     const encoded = msg.encoded;

@@ -13,19 +13,28 @@
 const MIN_WORDS = 32;
 const MAX_WORDS = 32 * 1024;
 
+/** Placeholder of the fields until the constructor's clear() (see there). */
+const NO_WORDS = new Uint32Array(0);
+
 export class SeqSet implements Set<number> {
   /** words[(head + k) & mask] holds sequences base + 32k .. base + 32k + 31. */
-  private words = new Uint32Array(MIN_WORDS);
-  private mask = MIN_WORDS - 1;
-  private head = 0;
+  private words = NO_WORDS;
+  private mask = -1;
+  private head = -1;
   /** First sequence of the window, a multiple of 32. */
-  private base = 0;
+  private base = -1;
   /** Sequences held in the window. */
-  private bits = 0;
+  private bits = -1;
   /** Sequences below the window. */
   private low: Set<number> | null = null;
 
   constructor(values?: Iterable<number>) {
+    // Each field is written twice (placeholder, then clear()). V8 treats a field
+    // written only once as a constant, compiles code that relies on it, and throws
+    // that code away at the field's first change: for a pending set, the first
+    // delivery, growth or slide of a fresh server's first catch-up, in the middle of
+    // it, with every delivery and ack function inlining these methods.
+    this.clear();
     if (values !== undefined) for (const v of values) this.add(v);
   }
 

@@ -14,6 +14,7 @@ import { streamConfig } from './conformance.js';
 after(cleanupDirs);
 
 const CHILD = fileURLToPath(new URL('./file-kill-child.js', import.meta.url));
+const ORDER_CHILD = fileURLToPath(new URL('./file-order-child.js', import.meta.url));
 const ROUNDS = 10;
 
 const children = new Set<ChildProcess>();
@@ -169,3 +170,84 @@ it(
     }
   },
 );
+
+/** Runs file-order-child.ts to its kill; the index of the acknowledged batch's last message. */
+async function orderChild(dir: string, scenario: 'order' | 'drop' | 'consumer'): Promise<number> {
+  const proc = spawn(process.execPath, [ORDER_CHILD, dir, scenario], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(proc);
+  let out = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  // A writer that never reaches its kill point is stopped (and the test fails).
+  let stuck = false;
+  const guard = setTimeout(() => {
+    stuck = true;
+    proc.kill('SIGKILL');
+  }, 30_000);
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+    proc.once('exit', (_code, sig) => resolve(sig)),
+  );
+  clearTimeout(guard);
+  children.delete(proc);
+  assert.ok(!stuck, `the writer never reached its kill point: ${out} ${stderr}`);
+  assert.equal(signal, 'SIGKILL', `the writer was not killed mid-round: ${out} ${stderr}`);
+  const acked = Number(/^ACK (\d+)$/m.exec(out)?.[1] ?? 0);
+  assert.ok(acked > 0, `nothing acknowledged: ${stderr}`);
+  return acked;
+}
+
+for (const [scenario, maxMsgs, what] of [
+  ['order', -1, 'no later block without the earlier ones'],
+  ['drop', 120, 'blocks max_msgs dropped before they were written are no hole'],
+] as const) {
+  it(`kill -9 in a write round spanning blocks: ${what}`, async () => {
+    // file-order-child.ts dies at a chosen point of the round: what recovery finds must
+    // be one run of sequences, each message under the sequence it was stored with.
+    const dir = await tempDir();
+    const acked = await orderChild(dir, scenario);
+    const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+    try {
+      const store = storage
+        .account('$G')
+        .openStream(streamConfig('ORDER', 'file', { maxMsgs }), Buffer.from('{}'));
+      const st = store.state();
+      assert.equal(st.msgs, st.lastSeq - st.firstSeq + 1, 'a hole in the sequences');
+      for (let seq = st.firstSeq; seq <= st.lastSeq; seq++) {
+        const m = store.loadMsg(seq)!;
+        assert.equal(Number(m.data.toString('latin1', 0, 6)), seq);
+      }
+      // The blocks written before the kill are there: more than the acknowledged batch
+      // (order: the held block; drop: four blocks of 32).
+      const written = scenario === 'order' ? acked + 1 : 4 * 32;
+      assert.ok(st.lastSeq >= written, `${st.lastSeq} stored, ${acked} acknowledged`);
+      if (scenario === 'order') assert.equal(st.firstSeq, 1);
+    } finally {
+      await storage.close();
+    }
+  });
+}
+
+it('kill -9 while a round is on its way: the consumer state on disk is not ahead of the stream', async () => {
+  // file-order-child.ts: a round's block write never completes; the consumer, which had
+  // those messages delivered, writes its state (stop) before the kill.
+  const dir = await tempDir();
+  const acked = await orderChild(dir, 'consumer');
+  const storage = new FileStorage({ storeDir: dir, warn: () => undefined });
+  try {
+    const store = storage
+      .account('$G')
+      .openStream(streamConfig('ORDER', 'file'), Buffer.from('{}'));
+    const st = store.state();
+    assert.ok(st.lastSeq >= acked, `${acked} acknowledged, ${st.lastSeq} stored`);
+    const c = store.consumerStore('dur').state();
+    assert.ok(
+      c.delivered.stream <= st.lastSeq,
+      `delivered up to ${c.delivered.stream}, the stream ends at ${st.lastSeq}`,
+    );
+  } finally {
+    await storage.close();
+  }
+});
