@@ -5,6 +5,7 @@ import type Long from 'long';
 import { type Halves, newHalves, nowNanos, nowNanosInto } from './protocol/int64.js';
 import { Slabs } from './protocol/slabs.js';
 import type { ChannelStore, MaybePromise, StoredMsg } from './store/types.js';
+import type { PublishLane } from './publish-lane.js';
 import type { QueueGroup } from './queue.js';
 import type { StreamingServer } from './server.js';
 import type { Sub } from './subscription.js';
@@ -67,6 +68,8 @@ export class Channel {
   readonly nameBytes: Buffer;
   /** Where this channel's stored messages are marshaled (oldest leave first). */
   readonly slabs = new Slabs();
+  /** Where its publishes are batched and acknowledged (publish-lane.ts). */
+  readonly lane: PublishLane;
 
   constructor(
     readonly server: StreamingServer,
@@ -75,6 +78,7 @@ export class Channel {
     this.deliverable = store.msgs.lastSequence;
     this.name = store.name;
     this.nameBytes = Buffer.from(store.name);
+    this.lane = server.laneFor(store);
   }
 
   /** The next sequence to assign. */

@@ -21,6 +21,14 @@ export class PubAckBatch {
   /** PubAcks queued. The arrays keep their length across clear(): no regrowth per batch. */
   size = 0;
 
+  constructor(
+    /**
+     * Bytes of a batch's first buffer (grown as needed). Smaller for a batch of one
+     * channel (publish-lane.ts): a turn may run one batch per channel.
+     */
+    private readonly firstSize = FIRST_SIZE,
+  ) {}
+
   /** Empties the batch once sent, for the next one (its bytes go with the old buffer). */
   clear(): void {
     this.buf = EMPTY;
@@ -93,7 +101,7 @@ export class PubAckBatch {
   private room(n: number): number {
     const at = this.len;
     if (at + n > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(FIRST_SIZE, (at + n) * 2));
+      const grown = Buffer.allocUnsafe(Math.max(this.firstSize, (at + n) * 2));
       this.buf.copy(grown, 0, 0, at);
       this.buf = grown;
     }

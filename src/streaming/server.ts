@@ -4,7 +4,9 @@
 //
 // Publishes are stored as they arrive (store writes are synchronous) and collected
 // per event-loop turn; then one store flush, then delivery to subscribers, then the
-// PubAcks, in arrival order: a PubAck means "persisted", as in the reference.
+// PubAcks, in arrival order: a PubAck means "persisted", as in the reference. A store
+// that makes each channel durable on its own (clustered: a JetStream stream each) gets
+// that per channel instead (publish-lane.ts).
 
 import type { Server } from '../server/server.js';
 import type { Logger } from '../server/logger.js';
@@ -12,7 +14,7 @@ import { createLogger } from '../server/logger.js';
 import type { Bus, BusSubscription } from './bus.js';
 import { GatedBus } from './bus-gate.js';
 import { InternalBus } from './bus-internal.js';
-import { Channel, newStampTurn } from './channel.js';
+import { Channel } from './channel.js';
 import { StanClient } from './client.js';
 import { handleAck } from './handlers/ack.js';
 import { handleConnect } from './handlers/connect.js';
@@ -28,7 +30,7 @@ import {
   validateStreamingOptions,
 } from './options.js';
 import { ConnectRequest } from './protocol/index.js';
-import { PubAckBatch } from './pub-acks.js';
+import { PublishLane } from './publish-lane.js';
 import { recoverState } from './recover.js';
 import { redeliverAll, redeliverExpired } from './redelivery.js';
 import { FtMember } from './ft.js';
@@ -36,11 +38,21 @@ import { ClusterMember } from './cluster/member.js';
 import { FileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import { isStoreError } from './store/errors.js';
-import type { ClientRecord, RecoveredState, ServerInfoRecord, Store } from './store/types.js';
+import type {
+  ChannelStore,
+  ClientRecord,
+  RecoveredState,
+  ServerInfoRecord,
+  Store,
+} from './store/types.js';
 import type { Sub } from './subscription.js';
 import { StreamingStartError } from './start-error.js';
 
 export { STREAMING_VERSION, StreamingStartError } from './start-error.js';
+
+const DONE: Promise<void> = Promise.resolve();
+/** A channel's own lane starts its PubAck buffer small: a turn may run one batch per channel. */
+const CHANNEL_ACK_BYTES = 512;
 
 export type StreamingState =
   'STANDALONE' | 'CLUSTERED' | 'FT_ACTIVE' | 'FT_STANDBY' | 'SHUTDOWN' | 'FAILED';
@@ -100,19 +112,17 @@ export class StreamingServer {
   outMsgs = 0;
   outBytes = -0;
 
-  // The publish batch of this turn: acks in arrival order, channels with new messages.
-  private acks = new PubAckBatch();
-  /** A sent batch, emptied, for the next one. */
-  private spareAcks: PubAckBatch | null = null;
   /**
-   * One array for the life of the server, emptied by each batch (which takes a copy):
-   * a new `[]` per batch starts with small-integer elements, and the first channel
-   * pushed into it changed its map under the optimized publish path (a deopt of
-   * markDirty and the publish handler in a fresh server's first messages).
+   * The publish batches (publish-lane.ts): one lane for every channel, unless the
+   * store flushes each channel on its own (laneFor). Error PubAcks, which store
+   * nothing, go through this lane.
    */
-  private readonly dirty: Channel[] = [];
+  private readonly lane: PublishLane = new PublishLane(this, () =>
+    this.store.flushChannel === undefined ? this.store.flush() : DONE,
+  );
+  /** Lanes with something queued this turn, run at its end. */
+  private readonly readyLanes: PublishLane[] = [];
   private batchScheduled = false;
-  private batchRunning: Promise<void> | null = null;
 
   private readonly subs: BusSubscription[] = [];
   /** The fault-tolerance member (--ft_group), null when standalone. */
@@ -263,11 +273,11 @@ export class StreamingServer {
     this.clients.clear();
     this.clientsByConn.clear();
     this.checkingIds.clear();
+    for (const ch of this.channels.values()) ch.lane.reset();
     this.channels.clear();
     this.lowerNames.clear();
     this.ackInboxes.clear();
-    this.acks = new PubAckBatch();
-    this.dirty.length = 0;
+    this.lane.reset();
     (this.store as Partial<{ abandon(): void }>).abandon?.();
     this.logger.debug(`STAN: no longer serving: ${reason}`);
   }
@@ -592,87 +602,75 @@ export class StreamingServer {
 
   /** Queues a PubAck (encodePubAckError) and schedules the end-of-turn batch. */
   queueAck(reply: string | null, ack: Buffer): void {
-    if (reply !== null && reply !== '') this.acks.add(reply, ack);
-    this.queuedAck(reply);
+    const lane = this.lane;
+    if (reply !== null && reply !== '') lane.acks.add(reply, ack);
+    this.queuedAck(lane, reply);
   }
 
-  /** queueAck() of PubAck{guid}, the guid being `src[start, end)`: the publish path. */
-  queueAckFrom(reply: string | null, src: Buffer, start: number, end: number): void {
-    if (reply !== null && reply !== '') this.acks.addFrom(reply, src, start, end);
-    this.queuedAck(reply);
+  /** queueAck() of PubAck{guid} for a message `channel` stored, the guid being `src[start, end)`. */
+  queueAckFrom(
+    channel: Channel,
+    reply: string | null,
+    src: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    const lane = channel.lane;
+    if (reply !== null && reply !== '') lane.acks.addFrom(reply, src, start, end);
+    this.queuedAck(lane, reply);
   }
 
-  private queuedAck(reply: string | null): void {
+  private queuedAck(lane: PublishLane, reply: string | null): void {
     // io_batch_size: a full batch goes to the store now, the rest of the turn after.
-    if (reply !== null && reply !== '' && this.acks.size >= this.options.ioBatchSize) {
-      this.runBatch();
+    if (reply !== null && reply !== '' && lane.acks.size >= this.options.ioBatchSize) {
+      lane.run();
       return;
     }
-    this.scheduleBatch();
-  }
-
-  markDirty(channel: Channel): void {
-    if (!channel.dirty) {
-      channel.dirty = true;
-      this.dirty.push(channel);
+    if (!lane.queued) {
+      lane.queued = true;
+      this.readyLanes.push(lane);
     }
-  }
-
-  private scheduleBatch(): void {
     if (this.batchScheduled) return;
     this.batchScheduled = true;
-    setImmediate(this.runBatch);
+    setImmediate(this.runBatches);
   }
 
-  private readonly runBatch = (): void => {
+  /**
+   * The lane of a new channel's publishes: its own when the store flushes channels
+   * one by one (a slow channel then delays only its own PubAcks), else the common one.
+   */
+  laneFor(channel: ChannelStore): PublishLane {
+    const store = this.store;
+    if (store.flushChannel === undefined) return this.lane;
+    return new PublishLane(this, () => store.flushChannel!(channel), CHANNEL_ACK_BYTES);
+  }
+
+  /** PublishLane's host: whether the channel was not deleted meanwhile. */
+  isCurrent(channel: Channel): boolean {
+    return this.channels.get(channel.name) === channel;
+  }
+
+  /** The end of a turn: each lane with something queued starts its batch. */
+  private readonly runBatches = (): void => {
     this.batchScheduled = false;
-    newStampTurn();
-    // One batch at a time, so PubAcks keep arrival order across batches.
-    const previous = this.batchRunning ?? Promise.resolve();
-    const acks = this.acks;
-    if (acks.size === 0 && this.dirty.length === 0) return;
-    const dirty = this.dirty.slice();
-    this.dirty.length = 0;
-    // What this batch stored; later publishes wait for their own flush.
-    const upTo = dirty.map((ch) => ch.store.msgs.lastSequence);
-    this.acks = this.spareAcks ?? new PubAckBatch();
-    this.spareAcks = null;
-    // A publish during this batch's flush must mark its channel for the next batch:
-    // `upTo` covers only what is stored now (seen with the FILE store's real flushes).
-    for (const ch of dirty) ch.dirty = false;
-    // Asked now, so that it covers what this batch stored and no more: asked after the
-    // previous batch, it would wait for whatever was stored meanwhile too (with FILE,
-    // one more round per batch). PubAcks still go out in order, after `previous`.
-    const durable = this.store.flush().then(
-      () => null,
-      (err: unknown) => ({ err }),
-    );
-    const run = previous
-      .then(() => durable)
-      .then((failure) => {
-        if (failure === null) {
-          for (let i = 0; i < dirty.length; i++) {
-            const ch = dirty[i]!;
-            if (upTo[i]! > ch.deliverable) ch.deliverable = upTo[i]!;
-            if (this.channels.get(ch.name) === ch) ch.deliverNew();
-            else ch.dirty = false;
-          }
-          acks.send(this.bus, null);
-          acks.clear();
-          this.spareAcks = acks;
-          return;
-        }
-        // The writes of this batch may be lost: no PubAck may say otherwise.
-        const why = String(failure.err);
-        this.logger.error(`STAN: Error flushing the store: ${why}`);
-        for (const ch of dirty) ch.dirty = false;
-        acks.send(this.bus, `stan: store flush failed: ${why}`);
-      });
-    this.batchRunning = run;
-    void run.then(() => {
-      if (this.batchRunning === run) this.batchRunning = null;
-    });
+    const lanes = this.readyLanes;
+    for (let i = 0; i < lanes.length; i++) {
+      const lane = lanes[i]!;
+      lane.queued = false;
+      lane.run();
+    }
+    lanes.length = 0;
   };
+
+  /** Resolves once every batch started has sent its PubAcks. */
+  private async batchesDone(): Promise<void> {
+    const running: Promise<void>[] = [];
+    if (this.lane.running !== null) running.push(this.lane.running);
+    for (const ch of this.channels.values()) {
+      if (ch.lane !== this.lane && ch.lane.running !== null) running.push(ch.lane.running);
+    }
+    await Promise.all(running);
+  }
 
   // ---- deliveries ---------------------------------------------------------------------
 
@@ -706,7 +704,7 @@ export class StreamingServer {
     this.state = 'SHUTDOWN';
     this.ft?.stop();
     this.logger.info('STAN: Shutting down.');
-    await this.batchRunning;
+    await this.batchesDone();
     for (const client of this.clients.values()) client.stopHeartbeats();
     for (const ch of this.channels.values()) {
       for (const s of ch.allSubs()) s.stopTimer();

@@ -29,6 +29,8 @@ export interface JsNode {
   readonly name: string;
   readonly port: number;
   readonly url: string;
+  /** nats-server's monitoring port (/connz...); 0 for the wirebus engine. */
+  readonly http: number;
   child: ChildProcess | null;
   log: string;
 }
@@ -60,6 +62,7 @@ export class JetStreamCluster {
         name: `js${i + 1}`,
         port,
         url: `nats://127.0.0.1:${port}`,
+        http: engine === 'wirebus' ? 0 : await freePort(),
         child: null,
         log: '',
       });
@@ -108,6 +111,7 @@ export class JetStreamCluster {
       [
         `server_name: ${node.name}`,
         `listen: 127.0.0.1:${node.port}`,
+        `http: 127.0.0.1:${node.http}`,
         `jetstream { store_dir: "${join(this.dir, node.name)}", max_memory_store: 64MB, max_file_store: 1GB }`,
         // One node: a standalone JetStream server (a cluster of one does not start).
         this.nodes.length === 1

@@ -531,7 +531,7 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
 }
 
 /** Every message of the channel's stream, read directly as a JetStream application would. */
-async function readChannelStream(
+export async function readChannelStream(
   urls: string,
   channel = CHANNEL,
 ): Promise<{ seq: number; data: string }[]> {

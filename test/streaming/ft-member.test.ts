@@ -61,29 +61,42 @@ function host(serverId: string, bus: MemoryBus): TestHost {
   return h;
 }
 
+/** Polls until the condition holds: on a loaded machine timers run late, never early. */
+async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
+    await sleep(20);
+  }
+}
+
 describe('FtMember', () => {
   it('a standby tries the lock only once heartbeats stop', async () => {
     const bus = new MemoryBus();
     const a = host('A', bus);
     const b = host('B', bus);
     a.lockFree = true;
-    const ma = new FtMember(a, 'grp', TIMING);
-    const mb = new FtMember(b, 'grp', TIMING);
-    ma.start();
-    await sleep(300);
-    assert.equal(a.activated, 1);
-    assert.equal(ma.isActive, true);
-    mb.start();
-    await sleep(400);
-    assert.equal(b.tries, 0, 'B heard A and never tried the lock');
-    ma.stop();
-    await sleep(400);
-    assert.notEqual(b.tries, 0, 'B tries once A is silent');
-    assert.equal(b.activated, 0, 'but the lock is what makes it active');
-    b.lockFree = true;
-    await sleep(300);
-    assert.equal(b.activated, 1);
-    mb.stop();
+    // A heartbeat timeout far above any event-loop stall a loaded machine shows, so that
+    // "B never tried" holds by design, not by luck.
+    const timing = { hbInterval: 50, hbTimeout: 1_000 };
+    const ma = new FtMember(a, 'grp', timing);
+    const mb = new FtMember(b, 'grp', timing);
+    try {
+      ma.start();
+      await until('A active', () => a.activated === 1);
+      assert.equal(ma.isActive, true);
+      mb.start();
+      await sleep(400);
+      assert.equal(b.tries, 0, 'B heard A and never tried the lock');
+      ma.stop();
+      await until('B tries once A is silent', () => b.tries !== 0);
+      assert.equal(b.activated, 0, 'but the lock is what makes it active');
+      b.lockFree = true;
+      await until('B active once the lock is free', () => b.activated === 1);
+    } finally {
+      ma.stop();
+      mb.stop();
+    }
   });
 
   it('of two servers active at once, the one activated later aborts', async () => {
@@ -93,19 +106,23 @@ describe('FtMember', () => {
     a.lockFree = true;
     b.lockFree = true;
     const ma = new FtMember(a, 'grp', TIMING);
-    ma.start();
-    await sleep(300);
     // B never heard A (as if partitioned), and took a lock it should not have had.
     const mb = new FtMember(b, 'other-subject-first', TIMING);
-    mb.start();
-    await sleep(300);
-    mb.stop();
     const late = new FtMember(b, 'grp', { hbInterval: 50, hbTimeout: 10 });
-    late.start();
-    await sleep(300);
-    assert.deepEqual(a.aborted, []);
-    assert.match(b.aborted[0] ?? '', /^ft: serverID "A" claims to be active$/);
-    ma.stop();
-    late.stop();
+    try {
+      ma.start();
+      await until('A active', () => a.activated === 1);
+      mb.start();
+      await until('B active', () => b.activated === 1);
+      mb.stop();
+      late.start();
+      await until('B aborts', () => b.aborted.length > 0);
+      assert.deepEqual(a.aborted, []);
+      assert.match(b.aborted[0] ?? '', /^ft: serverID "A" claims to be active$/);
+    } finally {
+      ma.stop();
+      mb.stop();
+      late.stop();
+    }
   });
 });

@@ -26,6 +26,11 @@
 //   no raft leader renews within one interval once it has one, before anyone could
 //   take over.
 // - A missing key is created with create(), which also succeeds for one node only.
+// - A renewal in flight when the lease's connection moves to another server (its
+//   server was killed) is given up, and the next one sent at once through the new
+//   server (reconnected()): its answer is lost with the old connection, and waiting
+//   for its timeout would let the lease lapse. A given-up renewal never extends the
+//   lease; the compare-and-set alone says who holds it.
 //
 // Clocks: only durations on each node's monotonic clock are compared, never
 // timestamps across nodes. Clock rates may differ by the margin electionTimeout -
@@ -111,6 +116,8 @@ export class Lease {
   private suspendedAt = 0;
   private loop: NodeJS.Timeout | undefined;
   private busy = false;
+  /** Counts the loop's requests given up (reconnected()): an answer to one is ignored. */
+  private attempt = 0;
   private stopped = false;
   /** Follower: the revision last seen and when it was first seen. */
   private seenRevision = -1;
@@ -169,25 +176,48 @@ export class Lease {
   private async tick(): Promise<void> {
     if (this.stopped || this.busy) return;
     this.busy = true;
+    const attempt = this.attempt;
     try {
-      if (this.leading) await this.renew();
+      if (this.leading) await this.renew(attempt);
       else await this.observe();
     } finally {
-      this.busy = false;
-      // ±10%, so that nodes started together do not read and write in step.
-      this.schedule(this.timing.renewInterval * (0.9 + Math.random() * 0.2));
+      // Given up meanwhile: reconnected() started the loop again.
+      if (attempt === this.attempt) {
+        this.busy = false;
+        // ±10%, so that nodes started together do not read and write in step.
+        this.schedule(this.timing.renewInterval * (0.9 + Math.random() * 0.2));
+      }
     }
+  }
+
+  /**
+   * The lease's connection moved to another server (its server died or stopped
+   * answering). A renewal in flight is lost with the old connection: its answer would
+   * have come there, and one written while disconnected was dropped by the client at
+   * the reconnect. Waiting for it would take its whole timeout, as long as the lease
+   * itself, and suspend the Leader. So it is given up: it never extends the lease,
+   * whatever became of it (one that JetStream stored all the same is adopted by the
+   * next renewal, adoptOwnRenewal; the compare-and-set keeps deciding who holds the
+   * lease), and the next renewal goes out at once, through the new server.
+   */
+  reconnected(server: string): void {
+    if (!this.leading || this.stopped) return;
+    this.attempt++;
+    this.busy = false;
+    if (this.loop !== undefined) clearTimeout(this.loop);
+    this.hooks.info(`clustered: the lease connection moved to ${server}: renewing through it`);
+    this.schedule(0);
   }
 
   private value(): Uint8Array {
     return enc.encode(JSON.stringify({ node: this.nodeId, server: this.serverId }));
   }
 
-  private async renew(): Promise<void> {
+  private async renew(attempt: number): Promise<void> {
     const sentAt = now();
     try {
       const revision = await this.bucket.update(LEASE_KEY, this.value(), this.revision);
-      if (!this.leading || this.stopped) return;
+      if (!this.leading || this.stopped || attempt !== this.attempt) return;
       this.revision = revision;
       // Ran out before this renewal came back (suspended, or not yet: requests that
       // came in meanwhile were held all the same, bus-gate.ts).
@@ -201,10 +231,11 @@ export class Lease {
         this.hooks.resumed();
       }
     } catch (err) {
-      if (!this.leading) return;
+      if (!this.leading || attempt !== this.attempt) return;
       // Refused because the revision moved: someone else holds the lease now, unless
-      // the move was an earlier renewal of ours that timed out but was stored.
-      if (/wrong last sequence/i.test(String(err))) await this.adoptOwnRenewal();
+      // the move was an earlier renewal of ours that timed out (or was given up) but
+      // was stored.
+      if (/wrong last sequence/i.test(String(err))) await this.adoptOwnRenewal(attempt);
       // Otherwise (JetStream unreachable, no answer) the expiry timer decides.
     }
   }
@@ -215,14 +246,14 @@ export class Lease {
    * from its revision, without extending the lease (when it was sent is unknown; the
    * next renewal extends it). Otherwise another node took the lease: step down.
    */
-  private async adoptOwnRenewal(): Promise<void> {
+  private async adoptOwnRenewal(attempt: number): Promise<void> {
     let entry;
     try {
       entry = await this.bucket.get(LEASE_KEY);
     } catch {
       return; // the expiry timer decides
     }
-    if (!this.leading || this.stopped) return;
+    if (!this.leading || this.stopped || attempt !== this.attempt) return;
     if (entry === null) return; // the expiry timer decides
     const value = entry.operation === 'PUT' ? readValue(entry.value) : null;
     const ours =

@@ -3,6 +3,7 @@
 // and the server starts serving; on losing the lease (or a store failure) the server
 // stops serving at once, the store is abandoned without another write, and a fresh
 // store starts following again: the node is a Follower, not a stopped process.
+import { Events } from 'nats';
 import { nuid } from '../nuid.js';
 import { JsEngine } from '../store/jetstream/engine.js';
 import { leaseBucket as leaseBucketName } from '../store/jetstream/names.js';
@@ -168,7 +169,27 @@ export class ClusterMember {
       );
     }
     this.lease.start();
+    this.watchReconnects(this.leaseEngine, (server) => {
+      this.lease.reconnected(server);
+    });
+    this.watchReconnects(this.engine, () => {
+      (this.host.store as Partial<{ reconnected(): void }>).reconnected?.();
+    });
     return store;
+  }
+
+  /**
+   * Calls `then` each time the engine's connection is back, on another server or the
+   * same: what was in flight on the old one gets no answer, and what was written while
+   * disconnected was dropped by the client (nats.js empties its buffer at a reconnect).
+   */
+  private watchReconnects(engine: JsEngine, then: (server: string) => void): void {
+    void (async () => {
+      for await (const s of engine.nc.status()) {
+        if (s.type === Events.Reconnect && !this.stopped)
+          then(typeof s.data === 'string' ? s.data : 'another server');
+      }
+    })();
   }
 
   private openStore(): Promise<JetStreamStore> {

@@ -34,8 +34,10 @@ export function handlePublish(
     return;
   }
   if (!s.serving) return;
+  let channel: Channel;
   try {
-    store(channelOf(s));
+    channel = channelOf(s);
+    store(channel);
   } catch (err) {
     s.queueAck(
       reply,
@@ -43,7 +45,7 @@ export function handlePublish(
     );
     return;
   }
-  s.queueAckFrom(reply, pm.buf, pm.guidStart, pm.guidEnd);
+  s.queueAckFrom(channel, reply, pm.buf, pm.guidStart, pm.guidEnd);
 }
 
 /**
@@ -78,7 +80,7 @@ function store(channel: Channel): void {
       encoded: buf.subarray(at, at + size),
     });
   }
-  channel.server.markDirty(channel);
+  channel.lane.markDirty(channel);
 }
 
 /**

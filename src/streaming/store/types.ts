@@ -206,6 +206,13 @@ export interface Store {
   /** Resolves once every write made before the call is durable. */
   flush(): Promise<void>;
   /**
+   * Optional, for stores whose channels become durable each on its own (JETSTREAM: a
+   * stream per channel): resolves once every message this channel stored before the
+   * call is durable. The server then batches each channel's publishes apart
+   * (publish-lane.ts), so that a slow channel holds back only its own PubAcks.
+   */
+  flushChannel?(channel: ChannelStore): Promise<void>;
+  /**
    * Stores whose records (clients, subscriptions) become durable later than their
    * messages (the clustered JetStream store writes them to a bucket, coalesced):
    * resolves once every record written before the call is durable. The server

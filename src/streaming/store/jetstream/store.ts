@@ -265,6 +265,24 @@ export class JetStreamStore
     return pending === 0 ? DONE : promise;
   }
 
+  /**
+   * Resolves once JetStream acknowledged every message of this channel stored before
+   * the call: the server sends each channel's PubAcks on its own, and a channel whose
+   * stream is electing its raft leader does not hold back the others'.
+   */
+  flushChannel(channel: ChannelStore): Promise<void> {
+    if (this.failed !== null) return Promise.reject(new Error(this.failed));
+    if (!this.writing) return DONE;
+    // A deleted channel's waiters were let go at its deletion: none may come after.
+    const ch = this.channelsByName.get(channel.name);
+    if (ch === undefined || ch !== channel) return DONE;
+    const target = ch.msgs.lastSequence;
+    if (target <= ch.acked) return DONE;
+    return new Promise((done, fail) => {
+      ch.waiters.push({ seq: target, done, fail });
+    });
+  }
+
   recordsDurable(): Promise<void> {
     if (this.failed !== null) return Promise.reject(new Error(this.failed));
     if (!this.writing) return DONE;
@@ -330,6 +348,15 @@ export class JetStreamStore
     this.paused = false;
     this.writer.resumed(this.channelsByName.values());
     this.kick(0);
+  }
+
+  /**
+   * The store's connection is back (on another server, when its own was killed): the
+   * writes in flight on the old one get no answer, so what is unacknowledged goes out
+   * again at the next check instead of a second after the last acknowledgement.
+   */
+  reconnected(): void {
+    if (this.writing && !this.paused) this.writer.resumed(this.channelsByName.values());
   }
 
   private checkOpen(): void {

@@ -206,8 +206,9 @@ export class MessageWriter {
   }
 
   /**
-   * The Leader was suspended (no resends meanwhile): what is unacknowledged goes out
-   * again at the next check, and the time without progress counts from now.
+   * The Leader was suspended (no resends meanwhile), or its connection moved to
+   * another server (no answers to what was in flight): what is unacknowledged goes
+   * out again at the next check, and the time without progress counts from now.
    */
   resumed(channels: Iterable<JsChannel>): void {
     const due = performance.now() - RETRY_MS - 1;
