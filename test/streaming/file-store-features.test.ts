@@ -311,6 +311,35 @@ describe('file store: subscriptions, clients, files', () => {
     await store.close();
   });
 
+  it('file_compact_enabled false: subs.dat keeps every record, and the state is the same', async () => {
+    const dir = await tempDir();
+    let store = await open(dir, {
+      compact: false,
+      compactMinSize: 1024,
+      compactInterval: 0,
+      compactFrag: 50,
+    });
+    const { subs } = store.createChannel('foo');
+    const s = subs.create(sub({ durableName: 'dur', isDurable: true }));
+    for (let seq = 1; seq <= 2000; seq++) {
+      subs.addPending(s.id, seq);
+      if (seq > 3) subs.ack(s.id, seq - 3);
+    }
+    await store.flush();
+    // 3,997 records of at least 8 bytes each, none of them compacted away.
+    const size = (await stat(join(dir, 'foo', 'subs.dat'))).size;
+    assert.ok(size > 3997 * 8, `subs.dat compacted (${size} bytes)`);
+    await store.close();
+    store = await open(dir);
+    const [back] = [...store.lookupChannel('foo')!.subs.all()];
+    assert.equal(back!.record.lastSent, 2000);
+    assert.deepEqual(
+      [...back!.pending].sort((a, b) => a - b),
+      [1998, 1999, 2000],
+    );
+    await store.close();
+  });
+
   it('compacts subs.dat with more pending messages than one buffer of the snapshot holds', async () => {
     const dir = await tempDir();
     const tuning = { compactMinSize: 1024, compactInterval: 0, compactFrag: 50 };
