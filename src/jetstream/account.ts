@@ -17,7 +17,7 @@ import type { Stream, StreamHost } from './stream.js';
 import type { StorageType, StreamStoreProvider } from './storage/types.js';
 import { openProvider } from './storage/open.js';
 import { nowNs, rfc3339Nano } from './time.js';
-import { nuid } from '../streaming/nuid.js';
+import { nuid } from '../protocol/nuid.js';
 
 const AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
 /**

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from '../server/server.js';
-import { DirLock } from '../streaming/store/file-lock.js';
+import { DirLock } from '../durable/dir-lock.js';
 import { JetStream } from './jetstream.js';
 import { defaultJetStreamOptions, type JetStreamOptions } from './options.js';
 

@@ -1,7 +1,7 @@
 // Adding a consumer to a stream (nats-server's addConsumer): defaults, checks, the name,
 // work-queue rules, limits, and updating a consumer that already exists.
 
-import { nuid } from '../streaming/nuid.js';
+import { nuid } from '../protocol/nuid.js';
 import type { JsAccount } from './account.js';
 import {
   checkConsumerConfig,

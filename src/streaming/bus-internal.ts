@@ -13,7 +13,7 @@ import {
   type BusSubscription,
   type RangeBusHandler,
 } from './bus.js';
-import { nuid } from './nuid.js';
+import { nuid } from '../protocol/nuid.js';
 
 interface PendingRequest {
   resolve: (data: Buffer | null) => void;

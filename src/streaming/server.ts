@@ -23,7 +23,7 @@ import { handlePublish } from './handlers/publish.js';
 import { handleSubscribe } from './handlers/subscribe.js';
 import { closeClient, handleClose, handleUnsubscribe } from './handlers/unsubscribe.js';
 import { logStartup } from './log.js';
-import { nuid } from './nuid.js';
+import { nuid } from '../protocol/nuid.js';
 import {
   type StreamingOptions,
   resolveStreamingOptions,

@@ -11,7 +11,7 @@
 //   request, answered with a stream_create_response (the stream's info, or the error).
 //   A chunk without a reply subject, or 5 s without a chunk, abandons the restore.
 
-import { nuid } from '../../streaming/nuid.js';
+import { nuid } from '../../protocol/nuid.js';
 import { isValidSubject } from '../../subjects/validate.js';
 import type { JsAccount } from '../account.js';
 import { JsErr, type ApiError } from '../errors.js';

@@ -12,7 +12,7 @@
 //   data
 //   u32 CRC32 of everything before it, u32 length again (a reader can walk backwards)
 import { crc32 } from 'node:zlib';
-import { IEEE } from '../../streaming/store/file-record.js';
+import { IEEE } from '../../durable/crc32.js';
 
 export const BLOCK_MAGIC = 0x534a4257; // "WBJS"
 export const DELETES_MAGIC = 0x444a4257; // "WBJD"

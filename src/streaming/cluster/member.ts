@@ -4,7 +4,7 @@
 // stops serving at once, the store is abandoned without another write, and a fresh
 // store starts following again: the node is a Follower, not a stopped process.
 import { Events } from 'nats';
-import { nuid } from '../nuid.js';
+import { nuid } from '../../protocol/nuid.js';
 import { JsEngine } from '../store/jetstream/engine.js';
 import { leaseBucket as leaseBucketName } from '../store/jetstream/names.js';
 import { JetStreamStore } from '../store/jetstream/store.js';

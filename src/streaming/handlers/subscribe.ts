@@ -9,7 +9,7 @@ import type Long from 'long';
 import { isChannelNameValid } from '../channel-name.js';
 import type { Channel } from '../channel.js';
 import type { StanClient } from '../client.js';
-import { nuid } from '../nuid.js';
+import { nuid } from '../../protocol/nuid.js';
 import { SubscriptionRequest, SubscriptionResponse } from '../protocol/index.js';
 import { seqFromLong } from '../protocol/int64.js';
 import { QueueGroup } from '../queue.js';

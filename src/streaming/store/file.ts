@@ -3,7 +3,7 @@
 // open what the other wrote (FILE-FORMAT.md has the details). All integers
 // little-endian; every file starts with its version, a uint32 1.
 //
-//   DIR/.rootdir.lck           the lock: an fcntl record lock (file-lock.ts), empty file
+//   DIR/.rootdir.lck           the lock: an fcntl record lock (src/durable/dir-lock.ts), empty file
 //   DIR/server.dat             ServerInfo: one untyped record, rewritten whole
 //   DIR/clients.dat            typed log: 1 add (ClientInfo), 2 delete (ClientDelete)
 //   DIR/<channel>/             one directory per channel, named as the channel
@@ -44,7 +44,7 @@ import { makeChannelDir } from './file-channel-dir.js';
 import { IoScheduler } from './file-io.js';
 import { CacheBudget } from './file-msgs.js';
 import { TypedLog } from './file-log.js';
-import { DirLock } from './file-lock.js';
+import { DirLock } from '../../durable/dir-lock.js';
 import {
   DEFAULT_FDS_CAP,
   resolveFileTuning,
