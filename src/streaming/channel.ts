@@ -233,7 +233,7 @@ export class Channel {
   // captured variables on every call, that is on every ack once MaxInflight is reached.
   private fetchFor(sub: Sub, seq: number, found: Promise<StoredMsg | undefined>): void {
     sub.fetching = true;
-    this.later(found, seq, sub, (m) => {
+    this.later(found, sub, (m) => {
       if (sub.lastSent < seq && m !== undefined) sub.send(seq, m, Date.now());
       else if (sub.lastSent < seq) sub.lastSent = seq;
     });
@@ -246,7 +246,7 @@ export class Channel {
     found: Promise<StoredMsg | undefined>,
   ): void {
     member.fetching = true;
-    this.later(found, seq, member, (m) => {
+    this.later(found, member, (m) => {
       if (g.lastSent >= seq) return;
       g.lastSent = seq;
       if (m !== undefined) member.send(seq, m, Date.now());
@@ -255,7 +255,6 @@ export class Channel {
 
   private later(
     found: Promise<StoredMsg | undefined>,
-    _seq: number,
     sub: Sub,
     use: (m: StoredMsg | undefined) => void,
   ): void {
