@@ -48,6 +48,11 @@ export async function startWirebus(
   extraArgs: readonly string[] = [],
   /** The log line that means ready (with -ns there is no client listener to wait for). */
   readyText = 'Server is ready',
+  /**
+   * How long to wait for `readyText`. A clustered node creates its replicated buckets
+   * before it logs ready, which takes seconds on a loaded machine.
+   */
+  limitMs = START_LIMIT_MS,
 ): Promise<WirebusProcess> {
   const child = spawn(
     process.execPath,
@@ -72,8 +77,8 @@ export async function startWirebus(
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new Error(`bin/wirebus not ready after ${START_LIMIT_MS} ms:\n${stderr}`));
-      }, START_LIMIT_MS);
+        reject(new Error(`bin/wirebus not ready after ${limitMs} ms:\n${stderr}`));
+      }, limitMs);
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (text: string) => {
         stderr += text;

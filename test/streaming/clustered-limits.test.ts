@@ -60,6 +60,7 @@ describe('a clustered node: limits and the JetStream mapping', { skip }, () => {
         '2s',
       ],
       'Cluster JetStream',
+      30_000,
     );
     assert.match(node.log(), /replicas 1/);
     await eventually(

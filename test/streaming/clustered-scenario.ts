@@ -84,6 +84,7 @@ export function clusteredScenario(engine: 'nats-server' | 'wirebus'): void {
           join(dir, n.id),
         ],
         readyText,
+        30_000,
       );
     }
 

@@ -70,6 +70,7 @@ describe(
           'a',
         ],
         'Cluster JetStream',
+        30_000,
       );
       await eventually(
         async () => (await serverz().catch(() => ({ role: '' }))).role === 'Leader',
