@@ -2,6 +2,7 @@
 // keep-alive and its close. Ops arrive from the parser; messages leave through the
 // outbound block, flushed by the server once per turn of the event loop.
 
+import { Socket } from 'node:net';
 import { CloseReason, ErrText, errLine, goQuote } from '../protocol/errors.js';
 import { type ConnectOptions, parseConnect, redactConnect } from '../protocol/connect.js';
 import { Parser, ParseFailure, type ParserHandler, parseSize } from '../protocol/parser.js';
@@ -166,6 +167,8 @@ export class Client implements ParserHandler {
     this.server = server;
     this.cid = cid;
     this.socket = socket;
+    // A net.Socket (TCP, TLS) calls a write back once the kernel has the bytes.
+    this.out.recycles = socket instanceof Socket;
     this.kind = kind;
     this.account = account;
     this.ip = socket?.remoteAddress?.replace(/^::ffff:/, '') ?? '';

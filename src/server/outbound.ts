@@ -10,6 +10,24 @@ const INITIAL_BLOCK = 512;
 const MIN_FREE = 4 * 1024;
 /** Payloads this large are passed to the socket by reference instead of copied. */
 export const ZERO_COPY_MIN = 16 * 1024;
+/**
+ * Full blocks the sockets have written out, for the next block any connection needs:
+ * a subscriber that reads slower than the server writes (a streaming catch-up) kept
+ * the socket busy, so every 64 KiB of its output was a new ArrayBuffer, and that
+ * external memory, not the heap, started most mark-compacts of a catch-up (five to
+ * seven for 50,000 x 1 KiB; bench/RESULTS.md). At most POOL_MAX blocks are kept.
+ */
+const pool: Buffer[] = [];
+const POOL_MAX = 64;
+
+/** Blocks in the pool (tests). */
+export function pooledBlocks(): number {
+  return pool.length;
+}
+
+function takeBlock(): Buffer {
+  return pool.pop() ?? Buffer.allocUnsafe(BLOCK);
+}
 
 export class Outbound {
   /** The block being filled; writers reserve() then write at pos. */
@@ -21,7 +39,22 @@ export class Outbound {
   pos = 0;
   /** Filled blocks and referenced payloads waiting for the next flush. */
   private readonly parts: Buffer[] = [];
+  /** The block each part was cut from; null for a payload passed by reference. */
+  private readonly partBlocks: (Buffer | null)[] = [];
   private partsBytes = 0;
+  /**
+   * Set for a socket whose write callbacks mean "the kernel has these bytes" (TCP and
+   * TLS; net.Socket): its full blocks go back to the pool once written.
+   */
+  recycles = false;
+  /**
+   * The block of each write handed to the socket and not yet called back, in write
+   * order (a stream calls back in that order). A block's writes are consecutive here:
+   * it is returned to the pool at its last one, once it is neither the block filled nor
+   * in parts not handed over yet.
+   */
+  private readonly written: (Buffer | null)[] = [];
+  private writtenHead = 0;
 
   /** Bytes queued here and not yet handed to the socket. */
   get queued(): number {
@@ -32,7 +65,7 @@ export class Outbound {
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     this.seal();
-    this.buf = Buffer.allocUnsafe(n > BLOCK ? n : BLOCK);
+    this.buf = n > BLOCK ? Buffer.allocUnsafe(n) : takeBlock();
     this.start = 0;
     this.pos = 0;
   }
@@ -41,6 +74,7 @@ export class Outbound {
   appendRef(data: Buffer): void {
     this.seal();
     this.parts.push(data);
+    this.partBlocks.push(null);
     this.partsBytes += data.length;
   }
 
@@ -51,16 +85,29 @@ export class Outbound {
     if (parts.length === 0) {
       if (this.pos > this.start) {
         handed = this.pos - this.start;
-        socket.write(this.buf.subarray(this.start, this.pos));
+        const part = this.buf.subarray(this.start, this.pos);
+        if (this.recycles) {
+          this.written.push(this.buf);
+          socket.write(part, this.onWritten);
+        } else socket.write(part);
         this.start = this.pos;
       }
     } else {
       this.seal();
       handed = this.partsBytes;
+      const blocks = this.partBlocks;
       socket.cork();
-      for (let i = 0; i < parts.length; i++) socket.write(parts[i]!);
+      if (this.recycles) {
+        for (let i = 0; i < parts.length; i++) {
+          this.written.push(blocks[i]!);
+          socket.write(parts[i]!, this.onWritten);
+        }
+      } else {
+        for (let i = 0; i < parts.length; i++) socket.write(parts[i]!);
+      }
       socket.uncork();
       parts.length = 0;
+      blocks.length = 0;
       this.partsBytes = 0;
     }
     if (socket.writableLength === 0) {
@@ -71,16 +118,44 @@ export class Outbound {
       this.pos = 0;
     } else if (this.buf.length - this.pos < MIN_FREE) {
       // The socket still holds part of this block: start a new one.
-      this.buf = Buffer.allocUnsafe(BLOCK);
+      this.buf = takeBlock();
       this.start = 0;
       this.pos = 0;
     }
     return handed;
   }
 
+  /**
+   * The socket is done with the oldest write (written, or dropped with the socket): its
+   * block goes back to the pool after its last write, unless it is still being filled.
+   * One function per connection, made once: no closure per write.
+   */
+  private readonly onWritten = (): void => {
+    const written = this.written;
+    const b = written[this.writtenHead];
+    written[this.writtenHead++] = null;
+    let next: Buffer | null | undefined;
+    if (this.writtenHead === written.length) {
+      written.length = 0;
+      this.writtenHead = 0;
+    } else next = written[this.writtenHead];
+    if (
+      b != null &&
+      b !== next &&
+      b !== this.buf &&
+      b.length === BLOCK &&
+      pool.length < POOL_MAX &&
+      // Sealed into the parts since, and not written yet.
+      this.partBlocks.indexOf(b) < 0
+    ) {
+      pool.push(b);
+    }
+  };
+
   /** Drops everything queued (the connection is going away). */
   discard(): void {
     this.parts.length = 0;
+    this.partBlocks.length = 0;
     this.partsBytes = 0;
     this.start = this.pos;
   }
@@ -89,6 +164,7 @@ export class Outbound {
   private seal(): void {
     if (this.pos > this.start) {
       this.parts.push(this.buf.subarray(this.start, this.pos));
+      this.partBlocks.push(this.buf);
       this.partsBytes += this.pos - this.start;
       this.start = this.pos;
     }

@@ -15,7 +15,8 @@ export interface Transport {
   readonly writableLength: number;
   readonly destroyed: boolean;
   setNoDelay(noDelay?: boolean): unknown;
-  write(data: Buffer): boolean;
+  /** `done`, when given, is called once the transport no longer needs `data`. */
+  write(data: Buffer, done?: (err?: Error | null) => void): boolean;
   cork(): void;
   uncork(): void;
   pause(): unknown;
