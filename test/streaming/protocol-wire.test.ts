@@ -351,3 +351,25 @@ describe('PubAcks of a publish batch', () => {
     );
   });
 });
+
+describe('Slabs', () => {
+  it('every reservation fits in its buffer, whatever the sizes before it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 40_000 }), { maxLength: 40 }), (sizes) => {
+        const slabs = new Slabs();
+        for (const n of sizes) {
+          slabs.reserve(n);
+          assert.ok(slabs.start + n <= slabs.buf.length, `${n} B at ${slabs.start}`);
+          assert.equal(slabs.alloc(n).length, n);
+        }
+      }),
+    );
+  });
+
+  it('a fresh channel: 20 KB after 100 B (ran past an 8 KiB slab)', () => {
+    const slabs = new Slabs();
+    slabs.alloc(100);
+    slabs.reserve(20_000);
+    assert.ok(slabs.start + 20_000 <= slabs.buf.length);
+  });
+});

@@ -40,7 +40,10 @@ export class Slabs {
       return;
     }
     if (this.used + n > this.slab.length) {
-      this.slab = Buffer.allocUnsafeSlow(this.nextSize);
+      // A message larger than the next slab size (up to OWN_ABOVE) while slabs are
+      // still small gets a slab it fits in: the second message of a fresh channel,
+      // 20 KB after one of 100 B, ran past a slab of 8 KiB ("offset is out of bounds").
+      this.slab = Buffer.allocUnsafeSlow(n > this.nextSize ? n : this.nextSize);
       this.used = 0;
       if (this.nextSize < MAX_SLAB) this.nextSize *= 2;
     }
