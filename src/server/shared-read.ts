@@ -99,17 +99,39 @@ export function isShared(buf: Buffer): boolean {
   return buf.buffer === readArrayBuffer;
 }
 
+/**
+ * Buffers lent for one delivery at a time and filled again afterwards (a FILE store's
+ * read blocks): the same rule as the shared read buffer's, so keep() copies from them
+ * too. Nothing else needs to know: whatever obeys the shared buffer's rule obeys this.
+ */
+const lent = new WeakSet<ArrayBufferLike>();
+
+/** Marks `ab` as lent (see `lent`): views of it are valid until the caller returns. */
+export function lend(ab: ArrayBufferLike): void {
+  lent.add(ab);
+}
+
+/** True when buf is a view of a lent buffer (see `lend()`). */
+export function isLent(buf: Uint8Array): boolean {
+  return lent.has(buf.buffer);
+}
+
 let keptSerial = -1;
 let keptOffset = -1;
 let kept: Buffer = Buffer.alloc(0);
 
 /**
  * buf[start, end) as bytes that stay valid: a view when buf is a buffer of its
- * own, a copy when it is the shared read buffer. The copy is reused for the same
+ * own, a copy when it is the shared read buffer or a lent one. The copy is reused for the same
  * bytes within one read, so a message fanned out to many subscribers is copied once.
  */
 export function keep(buf: Buffer, start: number, end: number): Buffer {
-  if (buf.buffer !== readArrayBuffer) return buf.subarray(start, end);
+  if (buf.buffer !== readArrayBuffer) {
+    if (!lent.has(buf.buffer)) return buf.subarray(start, end);
+    const copy = Buffer.allocUnsafe(end - start);
+    buf.copy(copy, 0, start, end);
+    return copy;
+  }
   const offset = buf.byteOffset + start;
   const length = end - start;
   if (keptSerial === readSerial && keptOffset === offset && kept.length === length) return kept;

@@ -3,6 +3,7 @@
 // 250 ms wait and no reconnect buffer, as the reference's own connections do.
 
 import { connect, type NatsConnection, type Subscription } from 'nats';
+import { isLent } from '../server/shared-read.js';
 import {
   asBuffer,
   type Bus,
@@ -66,7 +67,10 @@ export class NatsBus implements Bus {
     start: number,
     end: number,
   ): void {
-    this.publish(subject, reply, buf.subarray(start, end));
+    // The client library queues the bytes until its next flush: a lent buffer (a FILE
+    // store's read block, src/server/shared-read.ts) may be filled again by then.
+    const data = buf.subarray(start, end);
+    this.publish(subject, reply, isLent(buf) ? Buffer.from(data) : data);
   }
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {

@@ -11,7 +11,15 @@ import { nowNanos } from '../protocol/int64.js';
 import type { IoScheduler } from './file-io.js';
 import type { StoreFile } from './file-pool.js';
 import type { FileStoreTuning, SliceLimits } from './file-options.js';
-import { blockEnd, isWhole, msgAt, ReadMsg, readBlock, type ReadBlock } from './file-read.js';
+import {
+  blockEnd,
+  isWhole,
+  msgAt,
+  ReadMsg,
+  readBlock,
+  type ReadBlock,
+  releaseBlock,
+} from './file-read.js';
 import { MSG_OVERHEAD, RECORD_HEADER_SIZE } from './file-record.js';
 import { compareTs, Slice } from './file-slice.js';
 import type { ChannelLimits } from './limits.js';
@@ -501,6 +509,7 @@ export class FileMsgStore extends MsgStoreBase {
       to,
       t.crc ? this.ctx.crc : undefined,
       this.ctx.warn,
+      t.readBufferSize,
     );
     // Lookups of the following messages wait for this read instead of starting theirs.
     const entry = new BlockRead(slice, seq, to, done);
@@ -517,7 +526,9 @@ export class FileMsgStore extends MsgStoreBase {
     }
     if (!slice.dat.dead) {
       this.blocks.unshift(block);
-      if (this.blocks.length > READ_BLOCKS) this.blocks.pop();
+      // Sent from synchronously only (bytesOf), copied by lookup(): the oldest block's
+      // buffer serves a block read later.
+      if (this.blocks.length > READ_BLOCKS) releaseBlock(this.blocks.pop()!, t.readBufferSize);
       // A subscription catching up reads on: the next blocks are read while this one
       // is delivered (READ_AHEAD blocks ahead, started above; a block read ahead reads
       // on when its first message is looked up, see lookup()).

@@ -3,6 +3,7 @@
 // timestamp from the index, so a subscription catching up reads the log in large
 // sequential blocks instead of one small read per message.
 import Long from 'long';
+import { isLent, lend } from '../../server/shared-read.js';
 import type { IoScheduler } from './file-io.js';
 import { type Crc32, RECORD_HEADER_SIZE } from './file-record.js';
 import type { Slice } from './file-slice.js';
@@ -43,6 +44,50 @@ class Block implements ReadBlock {
   ) {}
 }
 
+/**
+ * The buffers of blocks the store let go (releaseBlock()), for the next blocks read: a
+ * FILE catch-up of 50,000 x 1 KiB read 18 blocks of 2 MB, each a new ArrayBuffer
+ * whose external memory started mark-compacts of a 10 MB heap. They are lent
+ * (src/server/shared-read.ts): delivery copies whatever it keeps past the call that
+ * hands it the bytes (a payload passed by reference, an in-process subscriber's), as
+ * for a client's read, and lookup() copies (msgAt), so a block's buffer can be filled
+ * again once the store holds the block no more. At most SPARE_MAX are kept.
+ */
+const spare: ArrayBuffer[] = [];
+const SPARE_MAX = 2;
+
+/** A buffer for `n` bytes of a block: a lent one of `size` bytes while n fits in it. */
+function blockBuffer(n: number, size: number): Buffer {
+  if (n > size) return Buffer.allocUnsafe(n);
+  for (let i = spare.length - 1; i >= 0; i--) {
+    const ab = spare[i]!;
+    if (ab.byteLength === size) {
+      spare.splice(i, 1);
+      return Buffer.from(ab, 0, n);
+    }
+  }
+  const whole = Buffer.allocUnsafeSlow(size);
+  lend(whole.buffer);
+  return whole.subarray(0, n);
+}
+
+/**
+ * The store holds block `b` no more (nothing it handed out refers to it: see
+ * `spare`): its buffer serves the next block read with the same buffer size.
+ */
+export function releaseBlock(b: ReadBlock, size: number): void {
+  const ab = b.buf.buffer;
+  if (
+    ab.byteLength === size &&
+    isLent(b.buf) &&
+    spare.length < SPARE_MAX &&
+    ab instanceof ArrayBuffer &&
+    !spare.includes(ab)
+  ) {
+    spare.push(ab);
+  }
+}
+
 /** True when every message asked for was read (no bad record cut the block short). */
 export function isWhole(b: ReadBlock): boolean {
   return b.count === b.to - b.from + 1;
@@ -51,17 +96,17 @@ export function isWhole(b: ReadBlock): boolean {
 /**
  * Message `seq` of a block (from <= seq < from + count). Made when looked up, not when
  * read: a block's thousands of messages as objects lived as long as the block, long
- * enough for every young-generation collection to copy them.
+ * enough for every young-generation collection to copy them. Its bytes are a copy: the
+ * caller may keep them (a redelivery waits for several), and the block's buffer is
+ * filled again once the store lets the block go (releaseBlock()).
  */
 export function msgAt(b: ReadBlock, seq: number): StoredMsg {
   const i = seq - b.from;
   const start = b.starts[i]!;
-  return new ReadMsg(
-    seq,
-    b.buf.subarray(start, b.starts[i + 1]! - RECORD_HEADER_SIZE),
-    b.ts[2 * i]!,
-    b.ts[2 * i + 1]!,
-  );
+  const end = b.starts[i + 1]! - RECORD_HEADER_SIZE;
+  const bytes = Buffer.allocUnsafe(end - start);
+  b.buf.copy(bytes, 0, start, end);
+  return new ReadMsg(seq, bytes, b.ts[2 * i]!, b.ts[2 * i + 1]!);
 }
 
 /**
@@ -94,9 +139,10 @@ export function blockEnd(slice: Slice, seq: number, maxBytes: number): number {
 }
 
 /**
- * Reads messages `seq`..`to` of `slice` (its index resident, see blockEnd). Records
- * are checked against the index and, with `crc`, their CRC; reading stops before
- * the first bad one, which `warn` reports.
+ * Reads messages `seq`..`to` of `slice` (its index resident, see blockEnd) into a
+ * buffer of `bufferSize` (the read buffer size) while they fit. Records are checked
+ * against the index and, with `crc`, their CRC; reading stops before the first bad
+ * one, which `warn` reports.
  */
 export async function readBlock(
   io: IoScheduler,
@@ -105,12 +151,13 @@ export async function readBlock(
   to: number,
   crc: Crc32 | undefined,
   warn: (text: string) => void,
+  bufferSize: number,
 ): Promise<ReadBlock> {
   const start = slice.offsetOf(seq);
   const end = slice.offsetOf(to) + RECORD_HEADER_SIZE + slice.sizeOf(to);
   // Appended but not on disk yet (evicted from the cache before its round ran).
   if (end > slice.dat.written) await io.flush();
-  const buf = Buffer.allocUnsafe(end - start);
+  const buf = blockBuffer(end - start, bufferSize);
   const starts = new Int32Array(to - seq + 2);
   const ts = new Int32Array(2 * (to - seq + 1));
   const empty = new Block(slice, seq, to, 0, buf, starts, ts);
