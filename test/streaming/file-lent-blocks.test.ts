@@ -12,6 +12,7 @@ import { cleanupDirs, tempDir } from './file-fixtures.js';
 import {
   StartPosition,
   sleep,
+  socketOf,
   subscribe,
   withStan,
   withTimeout,
@@ -39,11 +40,6 @@ async function publishAll(sc: Stan, subject: string): Promise<void> {
       sc.publish(subject, payload(i), (err) => (err ? reject(err) : resolve()));
     });
   }
-}
-
-/** The client's socket (node-nats-streaming's nats v1 connection). */
-function socketOf(sc: Stan): { pause(): void; resume(): void } {
-  return (sc.nc as unknown as { stream: { pause(): void; resume(): void } }).stream;
 }
 
 describe('file store: read blocks lent to a catch-up', () => {

@@ -15,6 +15,7 @@ import { channelz } from '../../src/streaming/monitor.js';
 import {
   StartPosition,
   sleep,
+  socketOf,
   subscribe,
   withStan,
   withTimeout,
@@ -48,11 +49,6 @@ async function publishBacklog(sc: Stan, subject: string, n: number, window: numb
     };
     more();
   });
-}
-
-/** The client's socket (node-nats-streaming's nats v1 connection). */
-function socketOf(sc: Stan): { pause(): void; resume(): void } {
-  return (sc.nc as unknown as { stream: { pause(): void; resume(): void } }).stream;
 }
 
 describe('streaming delivery of a backlog larger than max_pending', () => {

@@ -129,6 +129,11 @@ export function withTimeout<T>(p: Promise<T>, what: string, ms = WAIT_MS): Promi
   });
 }
 
+/** The client's socket (node-nats-streaming's nats v1 connection), to stop reading a while. */
+export function socketOf(sc: Stan): { pause(): void; resume(): void } {
+  return (sc.nc as unknown as { stream: { pause(): void; resume(): void } }).stream;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
