@@ -19,6 +19,8 @@ export const ZERO_COPY_MIN = 16 * 1024;
  */
 const pool: Buffer[] = [];
 const POOL_MAX = 64;
+/** Entries of Outbound.written called back before they are dropped from its front. */
+const WRITTEN_COMPACT = 1024;
 
 /** Blocks in the pool (tests). */
 export function pooledBlocks(): number {
@@ -138,7 +140,15 @@ export class Outbound {
     if (this.writtenHead === written.length) {
       written.length = 0;
       this.writtenHead = 0;
-    } else next = written[this.writtenHead];
+    } else {
+      next = written[this.writtenHead];
+      // A socket that is never quite done (a subscriber always behind) must not grow
+      // the queue without end: the entries called back are dropped now and then.
+      if (this.writtenHead >= WRITTEN_COMPACT) {
+        written.splice(0, this.writtenHead);
+        this.writtenHead = 0;
+      }
+    }
     if (
       b != null &&
       b !== next &&

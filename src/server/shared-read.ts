@@ -122,8 +122,9 @@ let kept: Buffer = Buffer.alloc(0);
 
 /**
  * buf[start, end) as bytes that stay valid: a view when buf is a buffer of its
- * own, a copy when it is the shared read buffer or a lent one. The copy is reused for the same
- * bytes within one read, so a message fanned out to many subscribers is copied once.
+ * own, a copy when it is the shared read buffer or a lent one. A copy of the shared
+ * buffer is reused for the same bytes within one read, so a message fanned out to
+ * many subscribers is copied once.
  */
 export function keep(buf: Buffer, start: number, end: number): Buffer {
   if (buf.buffer !== readArrayBuffer) {

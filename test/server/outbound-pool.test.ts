@@ -5,9 +5,9 @@
 // went round the pool between the connections.
 
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { pooledBlocks } from '../../src/server/outbound.js';
+import { Outbound, pooledBlocks } from '../../src/server/outbound.js';
 import { withServer } from '../helpers/server.js';
 import { C0, RawClient } from '../helpers/raw.js';
 
@@ -133,5 +133,43 @@ describe('outbound block pool', () => {
         for (const sub of subs) sub.close();
       }
     });
+  });
+
+  it('thousands of small writes waiting on one socket: every byte, in order', async () => {
+    // One write per flush, 5,000 of them held by a reader that does not read: the
+    // queue of writes waiting for their callback is trimmed as they come back.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const accepted = new Promise<Socket>((r) => server.once('connection', r));
+    const reader = connect((server.address() as { port: number }).port, '127.0.0.1');
+    const socket = await accepted;
+    const chunks: Buffer[] = [];
+    reader.on('data', (c: Buffer) => chunks.push(c));
+    reader.pause();
+    try {
+      const out = new Outbound();
+      out.recycles = true;
+      const expected: Buffer[] = [];
+      for (let i = 0; i < 5000; i++) {
+        const line = Buffer.from(`${i}:${'x'.repeat(i % 700)}\n`);
+        expected.push(line);
+        out.reserve(line.length);
+        line.copy(out.buf, out.pos);
+        out.pos += line.length;
+        out.flush(socket);
+      }
+      const total = Buffer.concat(expected);
+      reader.resume();
+      const deadline = Date.now() + 20_000;
+      while (chunks.reduce((n, c) => n + c.length, 0) < total.length) {
+        if (Date.now() > deadline) assert.fail('timed out');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      assert.ok(Buffer.concat(chunks).equals(total));
+    } finally {
+      reader.destroy();
+      socket.destroy();
+      server.close();
+    }
   });
 });
