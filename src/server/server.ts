@@ -392,6 +392,24 @@ export class Server {
   }
 
   /**
+   * Publishes made outside a read (a store's acknowledgements, sent from a callback) are
+   * flushed at their end, as a read's are: from holdFlush() to releaseFlush() no turn-end
+   * flush is scheduled for them (it would run empty, one more turn of the event loop and
+   * an epoll_wait per write round). Returns whether a read was already under way (its
+   * end flushes); releaseFlush() takes it back.
+   */
+  holdFlush(): boolean {
+    const held = this.reading;
+    this.reading = true;
+    return held;
+  }
+
+  releaseFlush(held: boolean): void {
+    this.reading = held;
+    if (!held) this.flushPending();
+  }
+
+  /**
    * Flushes now, at the end of a read: a request's reply then leaves in the same
    * turn instead of waiting for setImmediate, which halves request/reply latency.
    */
