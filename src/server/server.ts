@@ -144,6 +144,8 @@ export class Server {
   reading = false;
   /** True while a connection is accepted; accept() flushes its INFO itself. */
   private accepting = false;
+  /** True from holdFlush() to releaseFlush(), which flushes. */
+  private flushHeld = false;
   /** Connections whose output passed half of max_pending during this read (backpressure.ts). */
   private congested: Client[] = [];
 
@@ -336,7 +338,7 @@ export class Server {
 
   queueFlush(c: Client): void {
     this.flushList.push(c);
-    if (!this.flushScheduled && !this.reading && !this.accepting) {
+    if (!this.flushScheduled && !this.reading && !this.accepting && !this.flushHeld) {
       this.flushScheduled = true;
       setImmediate(this.flushAll);
     }
@@ -395,18 +397,19 @@ export class Server {
    * Publishes made outside a read (a store's acknowledgements, sent from a callback) are
    * flushed at their end, as a read's are: from holdFlush() to releaseFlush() no turn-end
    * flush is scheduled for them (it would run empty, one more turn of the event loop and
-   * an epoll_wait per write round). Returns whether a read was already under way (its
-   * end flushes); releaseFlush() takes it back.
+   * an epoll_wait per write round). Not `reading`: that also lists congested receivers
+   * for the read's publisher to wait on, and there is none here. Returns whether an
+   * outer hold was already under way; releaseFlush() takes it back.
    */
   holdFlush(): boolean {
-    const held = this.reading;
-    this.reading = true;
+    const held = this.flushHeld;
+    this.flushHeld = true;
     return held;
   }
 
   releaseFlush(held: boolean): void {
-    this.reading = held;
-    if (!held) this.flushPending();
+    this.flushHeld = held;
+    if (!held && !this.reading) this.flushPending();
   }
 
   /**
