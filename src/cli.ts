@@ -168,6 +168,14 @@ export async function main(
  * most of its code once, and optimizing it sooner only costs start-up CPU. The server
  * process is the command's own, so a process-wide V8 setting is ours to make; an
  * embedding application's is not, so startServer() leaves it alone.
+ *
+ * TurboFan also inlines less into each function it compiles (300 bytes of callees'
+ * bytecode instead of 920): the publish path is a deep chain of hot functions (parse,
+ * route, deliver, a stream's processMsg, the store, the record's encoding), each
+ * compiled on its own with its callees inlined again, and in a fresh server's first
+ * 30,000 JetStream publishes that compiling was 40-45% of the process's CPU (perf:
+ * about 105 ms of 250). With the smaller budget it is about 70 ms and the warm path
+ * costs what it did (bench/RESULTS.md, "JetStream publish: what a fresh server compiles").
  */
 function optimizeSooner(): void {
   for (const flag of READY_V8_FLAGS) setFlagsFromString(flag);
@@ -178,7 +186,10 @@ function optimizeSooner(): void {
  * flags than its own, so the build (scripts/warm-code-cache.mjs) puts these back to
  * their defaults before it saves the cache of a server it ran up to ready.
  */
-export const READY_V8_FLAGS: readonly string[] = ['--interrupt-budget=16000'];
+export const READY_V8_FLAGS: readonly string[] = [
+  '--interrupt-budget=16000',
+  '--max-inlined-bytecode-size-cumulative=300',
+];
 
 /** Options from the config file with the command line's flags on top, as the reference. */
 export interface Settings {

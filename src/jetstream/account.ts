@@ -182,8 +182,12 @@ export class JsAccount implements StreamHost {
     this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
   }
 
-  flushOutput(): void {
-    this.js.server.flushPending();
+  holdOutput(): boolean {
+    return this.js.server.holdFlush();
+  }
+
+  releaseOutput(held: boolean): void {
+    this.js.server.releaseFlush(held);
   }
 
   /** A line of the server's log at its info level, as the reference's Noticef. */

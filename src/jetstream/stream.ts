@@ -59,10 +59,12 @@ export interface StreamHost {
   cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   advisory(subject: string, body: Record<string, unknown>): void;
   /**
-   * Writes the connections' pending output now (as the end of a read does): for PubAcks
-   * sent from a durability callback, which would otherwise wait for the next turn.
+   * For PubAcks sent from a durability callback: their output is written at
+   * releaseOutput() (as at the end of a read), not in a turn of its own. holdOutput()
+   * returns what releaseOutput() takes back.
    */
-  flushOutput(): void;
+  holdOutput(): boolean;
+  releaseOutput(held: boolean): void;
   warn(text: string): void;
   /** Account-wide limits on stored bytes; true when one more message would pass them. */
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean;
@@ -325,10 +327,14 @@ export class Stream {
               seq: 0,
             }),
           );
-    for (let i = 0; i < n; i++) {
-      this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
+    const held = this.host.holdOutput();
+    try {
+      for (let i = 0; i < n; i++) {
+        this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
+      }
+    } finally {
+      this.host.releaseOutput(held);
     }
-    this.host.flushOutput();
     // Messages stored while the write was under way were not in it: they wait again.
     if (replies.length === n) {
       replies.length = 0;

@@ -144,6 +144,8 @@ export class Server {
   reading = false;
   /** True while a connection is accepted; accept() flushes its INFO itself. */
   private accepting = false;
+  /** True from holdFlush() to releaseFlush(), which flushes. */
+  private flushHeld = false;
   /** Connections whose output passed half of max_pending during this read (backpressure.ts). */
   private congested: Client[] = [];
 
@@ -336,7 +338,7 @@ export class Server {
 
   queueFlush(c: Client): void {
     this.flushList.push(c);
-    if (!this.flushScheduled && !this.reading && !this.accepting) {
+    if (!this.flushScheduled && !this.reading && !this.accepting && !this.flushHeld) {
       this.flushScheduled = true;
       setImmediate(this.flushAll);
     }
@@ -389,6 +391,25 @@ export class Server {
   congest(c: Client): void {
     c.flow.listed = true;
     this.congested.push(c);
+  }
+
+  /**
+   * Publishes made outside a read (a store's acknowledgements, sent from a callback) are
+   * flushed at their end, as a read's are: from holdFlush() to releaseFlush() no turn-end
+   * flush is scheduled for them (it would run empty, one more turn of the event loop and
+   * an epoll_wait per write round). Not `reading`: that also lists congested receivers
+   * for the read's publisher to wait on, and there is none here. Returns whether an
+   * outer hold was already under way; releaseFlush() takes it back.
+   */
+  holdFlush(): boolean {
+    const held = this.flushHeld;
+    this.flushHeld = true;
+    return held;
+  }
+
+  releaseFlush(held: boolean): void {
+    this.flushHeld = held;
+    if (!held && !this.reading) this.flushPending();
   }
 
   /**
