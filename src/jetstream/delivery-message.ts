@@ -110,7 +110,11 @@ export function putNanos(b: Buffer, p: number, ns: number): number {
     hi++;
     lo -= 1e9;
   }
-  p = putInt(b, p, hi);
+  // The seconds' last digit apart: putInt's digit count would pass 2^31 on ten digits
+  // (V8 drops its optimised code on that overflow, and every caller that inlined it).
+  const tens = Math.floor(hi / 10);
+  p = putInt(b, p, tens);
+  b[p++] = ZERO + hi - tens * 10;
   // Nine digits, zeros in front; below 2^31, so integer arithmetic.
   for (let i = 8; i >= 0; i--) {
     const q = (lo / 10) | 0;

@@ -8,7 +8,7 @@ import { connect as connectSocket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
 import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
-import { putInt } from '../../src/server/outbound.js';
+import { putBytes, putInt } from '../../src/server/outbound.js';
 import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
@@ -46,6 +46,28 @@ test('putInt writes decimal digits', () => {
   ];
   for (let i = 0; i < 300; i++) samples.push(Math.floor(Math.random() * 10 ** (i % 16)));
   for (const v of samples) assert.equal(text(b, 3, putInt(b, 3, v)), String(v));
+});
+
+test('putBytes copies a whole buffer, a range of one, and short ones', () => {
+  const src = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+  // A view into a larger buffer, as a store's block or a read buffer is.
+  const view = src.subarray(50, 250);
+  const cases: [Buffer, number, number][] = [
+    [view, 0, view.length],
+    [view, 10, 190],
+    [view, 0, 100],
+    [view, 100, view.length],
+    [view, 3, 40],
+    [src, 0, src.length],
+    [src, 7, 7],
+  ];
+  for (const [b, start, end] of cases) {
+    const dst = Buffer.alloc(400, 0xee);
+    assert.equal(putBytes(dst, 5, b, start, end), 5 + end - start);
+    assert.deepEqual(dst.subarray(5, 5 + end - start), b.subarray(start, end));
+    assert.equal(dst[4], 0xee);
+    assert.equal(dst[5 + end - start], 0xee);
+  }
 });
 
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {

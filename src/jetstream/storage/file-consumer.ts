@@ -25,6 +25,13 @@ export interface ConsumerFileOptions {
 export class FileConsumerStore implements ConsumerStore {
   private readonly book: ConsumerBook;
   private dirty = false;
+  /**
+   * A write is armed (the timer) or running: what changes until then rides on it. One
+   * field for both, read by every delivery and ack: their optimised code then never
+   * meets a branch it has not seen (checking the timer, then the write, cost a deopt and
+   * recompile of the whole delivery and ack paths at the first write).
+   */
+  private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
@@ -73,15 +80,22 @@ export class FileConsumerStore implements ConsumerStore {
   private changed(): void {
     if (this.closed) return;
     this.dirty = true;
-    if (this.timer === undefined && this.writing === undefined) {
-      this.timer = setTimeout(() => this.kick(), this.options.flushMs);
-      this.timer.unref();
-    }
+    if (!this.scheduled) this.arm();
+  }
+
+  private arm(): void {
+    this.scheduled = true;
+    this.timer = setTimeout(() => this.kick(), this.options.flushMs);
+    this.timer.unref();
   }
 
   private kick(): void {
     this.timer = undefined;
-    if (this.writing !== undefined || !this.dirty) return;
+    if (this.writing !== undefined) return;
+    if (!this.dirty) {
+      this.scheduled = false;
+      return;
+    }
     this.writing = this.write()
       .catch((err: unknown) => {
         this.options.warn(
@@ -90,6 +104,7 @@ export class FileConsumerStore implements ConsumerStore {
       })
       .finally(() => {
         this.writing = undefined;
+        this.scheduled = false;
         if (this.dirty && !this.closed) this.changed();
       });
   }

@@ -136,12 +136,14 @@ export class LogFile {
 
   /** Rewrites the `len` bytes at `pos` with `fill` (erase): in memory, and on disk if they were written. */
   patch(pos: number, fill: (b: Buffer, at: number) => void, len: number): void {
-    const mem = this.find(pos, len);
-    if (mem !== undefined) fill(mem.buf, pos - mem.start);
+    const mem = this.inChunk(pos, len);
+    const memBuf = READ.buf;
+    const memAt = READ.at;
+    if (mem) fill(memBuf, memAt);
     // Bytes already handed to a write (done or in flight) are written again after it.
     if (pos < this.queuedFrom) {
       const b = Buffer.allocUnsafe(len);
-      if (mem !== undefined) mem.buf.copy(b, 0, pos - mem.start, pos - mem.start + len);
+      if (mem) memBuf.copy(b, 0, memAt, memAt + len);
       else {
         const r = this.read(pos, len);
         r.buf.copy(b, 0, r.at, r.at + len);
@@ -233,24 +235,30 @@ export class LogFile {
     cache.put({ file: this, index: i, buf, group: null }, true);
   }
 
-  private find(pos: number, len: number): Chunk | undefined {
+  /**
+   * Whether the `len` bytes at `pos` are in a chunk still kept; if so READ says where.
+   * Every pass computes both bounds and writes READ: a reader of older pages goes by the
+   * chunks on every load, and a field or sum first met when it reaches them would cost
+   * V8's optimised load path a deopt and a recompile (READ is rewritten below otherwise).
+   */
+  private inChunk(pos: number, len: number): boolean {
+    const end = pos + len;
+    const r = READ;
     for (let i = this.chunks.length - 1; i >= 0; i--) {
       const c = this.chunks[i]!;
-      if (pos >= c.start && pos + len <= c.start + c.used) return c;
-      if (c.start <= pos) return undefined;
+      const start = c.start;
+      const within = end <= start + c.used;
+      r.buf = c.buf;
+      r.at = pos - start;
+      if (pos >= start) return within;
     }
-    return undefined;
+    return false;
   }
 
   /** The `len` bytes at `pos`: in `buf` at `at`. Synchronous (loads are). */
   read(pos: number, len: number): { buf: Buffer; at: number } {
     const r = READ;
-    const c = this.find(pos, len);
-    if (c !== undefined) {
-      r.buf = c.buf;
-      r.at = pos - c.start;
-      return r;
-    }
+    if (this.inChunk(pos, len)) return r;
     const first = Math.floor(pos / PAGE);
     const last = Math.floor((pos + len - 1) / PAGE);
     if (last !== first) {
