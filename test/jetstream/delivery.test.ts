@@ -71,12 +71,23 @@ test('putBytes copies a whole buffer, a range of one, and short ones', () => {
 });
 
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {
-  const m = new DeliveryMessage('$JS.ACK.ORDERS.c1.');
+  const d = new DeliveryMessage('$JS.ACK.ORDERS.c1.');
   const hdr = Buffer.from('NATS/1.0\r\nA: b\r\n\r\n');
   // As a store holds it: a header block and its data side by side, amid other bytes.
   const stored = Buffer.from(`~~${hdr.toString()}hello~~`);
   const dataStart = 2 + hdr.length;
-  m.set('orders.new', 1, 42, 7, 1763984000123456768, 3, stored, 2, dataStart, dataStart + 5);
+  let m = d.set(
+    'orders.new',
+    1,
+    42,
+    7,
+    1763984000123456768,
+    3,
+    stored,
+    2,
+    dataStart,
+    dataStart + 5,
+  );
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), 'orders.new');
   assert.equal(
     text(m.argBuf, m.replyStart, m.replyEnd),
@@ -88,14 +99,14 @@ test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads 
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), hdr.toString() + 'hello');
   // The next delivery: a longer subject than the buffer had room for, no headers.
   const long = 'x.'.repeat(200) + 'end';
-  m.set(long, 2, 1_000_000, 8, 5, 0, Buffer.from('z'), 0, 0, 1);
+  m = d.set(long, 2, 1_000_000, 8, 5, 0, Buffer.from('z'), 0, 0, 1);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
   assert.equal(text(m.argBuf, m.replyStart, m.replyEnd), '$JS.ACK.ORDERS.c1.2.1000000.8.5.0');
   assert.equal(m.hdr, -1);
   assert.equal(text(m.argBuf, m.sizeStart, m.sizeEnd), '1');
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'z');
   // The same subject again is not rewritten, and still read right.
-  m.set(long, 1, 3, 9, 5, 0, Buffer.from('-zz'), 1, 1, 3);
+  m = d.set(long, 1, 3, 9, 5, 0, Buffer.from('-zz'), 1, 1, 3);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'zz');
 });
