@@ -18,7 +18,9 @@
 // to round; the table gives the median figures and the median of the per-round ratios,
 // each the reference's performance divided into wirebus's (above 1: wirebus does better),
 // and the servers' own CPU time per operation (from /proc, steadier than rates on a
-// shared machine; the reference may use both cores, wirebus mostly one).
+// shared machine; the reference may use both cores, wirebus mostly one), with wirebus's
+// main thread's share (the rest is V8's helper threads: in a fresh process mostly
+// TurboFan compiling the paths the scenario is the first to run).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,18 +105,31 @@ async function stop(s: Running): Promise<void> {
  */
 class CpuProbe {
   private at = 0;
+  private mainAt = 0;
   /** Server CPU µs per operation over the measured part. */
   perOp = 0;
+  /**
+   * Of it, the process's main thread's (wirebus's event loop; the rest is V8's helper
+   * threads: TurboFan compiling, GC, and libuv's pool). Meaningless for the reference.
+   */
+  mainPerOp = 0;
   constructor(private readonly pid: number) {}
   private read(): number {
     const fields = readFileSync(`/proc/${this.pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks of 10 ms
   }
+  /** The main thread's time on a CPU in seconds (schedstat: nanoseconds, not ticks). */
+  private readMain(): number {
+    const ns = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'latin1').split(' ')[0];
+    return Number(ns) / 1e9;
+  }
   start(): void {
     this.at = this.read();
+    this.mainAt = this.readMain();
   }
   stop(ops: number): void {
     this.perOp = ((this.read() - this.at) * 1e6) / ops;
+    this.mainPerOp = ((this.readMain() - this.mainAt) * 1e6) / ops;
   }
 }
 
@@ -302,16 +317,17 @@ const SCENARIOS: [string, string, Scenario, 'higher' | 'lower'][] = [
 interface Outcome {
   figure: number;
   cpuPerOp: number;
+  mainPerOp: number;
 }
 
 async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
-  if (!SIDES.includes(kind)) return { figure: NaN, cpuPerOp: NaN };
+  if (!SIDES.includes(kind)) return { figure: NaN, cpuPerOp: NaN, mainPerOp: NaN };
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
   const cpu = new CpuProbe(s.child.pid!);
   try {
     const figure = await scenario(nc, storage, cpu);
-    return { figure, cpuPerOp: cpu.perOp };
+    return { figure, cpuPerOp: cpu.perOp, mainPerOp: cpu.mainPerOp };
   } finally {
     await nc.close();
     await stop(s);
@@ -327,7 +343,7 @@ function median(xs: number[]): number {
 const fmt = (x: number): string => Math.round(x).toLocaleString('en');
 const load0 = loadavg()[0]!;
 process.stdout.write(
-  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb |\n|---|---|---|---|---|---|---|---|---|---|\n`,
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op |\n|---|---|---|---|---|---|---|---|---|---|---|\n`,
 );
 for (const storage of STORAGES) {
   for (const [name, unit, scenario, better] of SCENARIOS) {
@@ -355,7 +371,8 @@ for (const storage of STORAGES) {
     const m = (xs: Outcome[], f: (o: Outcome) => number): number => median(xs.map(f));
     const fig = (o: Outcome): number => o.figure;
     const cpu = (o: Outcome): number => o.cpuPerOp;
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} |`;
+    const mainCpu = (o: Outcome): number => o.mainPerOp;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} |`;
     process.stdout.write(row + '\n');
   }
 }

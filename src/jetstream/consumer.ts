@@ -87,12 +87,15 @@ export class Consumer implements StreamConsumer {
   private hbTimer: NodeJS.Timeout | null = null;
   private inactiveTimer: NodeJS.Timeout | null = null;
   private interestTimer: NodeJS.Timeout | null = null;
+  // Times start as -0, the value 0 held as a double, as what they will hold (ms and ns
+  // since the epoch): a field that goes from a small integer to a double changes the
+  // consumer's hidden class, and V8 drops the optimised code that had seen the old one.
   /** replay_policy original: the wall time (ms) and stored time (ns) of the first delivery. */
-  private replayWall = 0;
-  private replayTs = 0;
+  private replayWall = -0;
+  private replayTs = -0;
   private replayTimer: NodeJS.Timeout | null = null;
   /** rate_limit_bps: when (ms) the next message may go. */
-  private paceNext = 0;
+  private paceNext = -0;
   private interestRetryMs = INTEREST_RETRY_MS;
   /** sample_freq as a percentage (0: no ack metrics). */
   private readonly sampleFreq: number;
@@ -103,8 +106,8 @@ export class Consumer implements StreamConsumer {
   private activeSinceBeat = false;
   private activeSinceArmed = false;
   /** When the last delivery and the last ack happened (ns), for INFO's last_active. */
-  private lastDelivered = 0;
-  private lastAcked = 0;
+  private lastDelivered = -0;
+  private lastAcked = -0;
   private readonly ackPrefix: string;
   private readonly msg = blankStoredSpan();
   /** The delivery being routed: the MSG line's fields, rewritten in place for each. */
@@ -279,28 +282,30 @@ export class Consumer implements StreamConsumer {
 
   /** Delivers up to a burst; returns how many messages went. */
   private deliverLoop(now: number): number {
-    const acks = this.cfg.ackPolicy !== 'none';
+    const cfg = this.cfg;
+    const acks = cfg.ackPolicy !== 'none';
+    const push = cfg.deliverSubject !== '';
     // Expired requests and requesters gone away are dropped once per round, not per message.
-    if (!this.isPush) this.expireRequests();
+    if (!push) this.expireRequests();
     let sent = 0;
     let bytes = 0;
     for (;;) {
       let target: string;
       let req: PullRequest | undefined;
-      if (this.isPush) {
+      if (push) {
         if (this.fcReply !== '') return sent;
-        if (!this.host.hasInterest(this.cfg.deliverSubject)) {
+        if (!this.host.hasInterest(cfg.deliverSubject)) {
           this.awaitInterest();
           return sent;
         }
         this.interestRetryMs = INTEREST_RETRY_MS;
-        target = this.cfg.deliverSubject;
+        target = cfg.deliverSubject;
       } else {
         req = this.waiting[0];
         if (req === undefined) return sent;
         target = req.reply;
       }
-      if (acks && this.cfg.maxAckPending > 0 && this.pending.size >= this.cfg.maxAckPending) {
+      if (acks && cfg.maxAckPending > 0 && this.pending.size >= cfg.maxAckPending) {
         // A redelivery does not add to what is pending.
         if (this.rdq.length === 0) return sent;
       }
@@ -316,11 +321,11 @@ export class Consumer implements StreamConsumer {
       }
       const msg = this.msg;
       const seq = msg.seq;
-      if (this.cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
+      if (cfg.replayPolicy === 'original' && dc === 1 && this.replayNotYet(msg.ts)) {
         this.unget(seq, dc);
         return sent;
       }
-      if (this.cfg.rateLimit > 0 && this.paced()) {
+      if (cfg.rateLimit > 0 && this.paced()) {
         this.unget(seq, dc);
         return sent;
       }
@@ -346,7 +351,7 @@ export class Consumer implements StreamConsumer {
         }
         req.bytesLeft -= size;
       }
-      bytes += this.deliver(target, seq, dc, acks, now);
+      bytes += this.deliver(target, seq, dc, acks, push, now);
       sent++;
       if (req !== undefined) {
         req.delivered++;
@@ -452,8 +457,16 @@ export class Consumer implements StreamConsumer {
   }
 
   /** Sends the message loaded in `msg`; returns its size. */
-  private deliver(target: string, seq: number, dc: number, acks: boolean, now: number): number {
+  private deliver(
+    target: string,
+    seq: number,
+    dc: number,
+    acks: boolean,
+    push: boolean,
+    now: number,
+  ): number {
     const msg = this.msg;
+    const cfg = this.cfg;
     let dseq: number;
     const p = this.pending.get(seq);
     if (dc === 1 || p === undefined) {
@@ -465,7 +478,7 @@ export class Consumer implements StreamConsumer {
     let hdrStart = msg.hdrStart;
     let dataStart = msg.dataStart;
     let dataEnd = msg.dataEnd;
-    if (this.cfg.headersOnly) {
+    if (cfg.headersOnly) {
       buf = headersOnly(buf, hdrStart, dataStart, dataEnd - dataStart);
       hdrStart = 0;
       dataStart = dataEnd = buf.length;
@@ -490,13 +503,13 @@ export class Consumer implements StreamConsumer {
       this.out.set(msg.subject, dc, seq, dseq, msg.ts, this.npc, buf, hdrStart, dataStart, dataEnd),
     );
     const size = msg.subject.length + dataEnd - hdrStart;
-    if (this.cfg.rateLimit > 0) {
+    if (cfg.rateLimit > 0) {
       const bits = size * 8;
-      this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / this.cfg.rateLimit;
+      this.paceNext = Math.max(this.paceNext, Date.now()) + (bits * 1000) / cfg.rateLimit;
     }
     // Without acks a delivery is the consumer's ack (interest and work-queue retention).
     if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
-    if (this.isPush && this.cfg.flowControl) {
+    if (push && cfg.flowControl) {
       this.fcBytes += size;
       if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
     }
@@ -821,32 +834,35 @@ export class Consumer implements StreamConsumer {
   private dropPending(seq: number): void {
     if (!this.pending.delete(seq) || seq !== this.pendingLow) return;
     const pending = this.pending;
-    if (pending.size === 0) {
-      this.pendingLow = 0;
-      return;
-    }
-    // Acks mostly come in order: the next lowest is a few sequences up.
-    for (let s = seq + 1; s <= seq + LOW_SCAN; s++) {
-      if (pending.has(s)) {
-        this.pendingLow = s;
-        return;
+    // One store of the new lowest, emptied or not (see updateAckFloor).
+    let low = 0;
+    if (pending.size > 0) {
+      // Acks mostly come in order: the next lowest is a few sequences up.
+      for (let s = seq + 1; s <= seq + LOW_SCAN; s++) {
+        if (pending.has(s)) {
+          low = s;
+          break;
+        }
+      }
+      if (low === 0) {
+        low = Infinity;
+        for (const s of pending.keys()) if (s < low) low = s;
       }
     }
-    let min = Infinity;
-    for (const s of pending.keys()) if (s < min) min = s;
-    this.pendingLow = min;
+    this.pendingLow = low;
   }
 
   private updateAckFloor(): void {
-    if (this.pending.size === 0) {
-      this.asflr = this.sseq - 1;
-      this.adflr = this.dseq - 1;
-      return;
-    }
-    const min = this.pendingLow;
-    const p = this.pending.get(min)!;
-    this.asflr = min - 1;
-    this.adflr = p.dseq - 1;
+    // The fields are read and written at one place whether anything is left pending or
+    // not: nothing pending comes now and then in a run of acks, and a field first read
+    // there would cost V8's optimised ack path a deopt and a recompile.
+    const low = this.pendingLow;
+    const p = this.pending.get(low);
+    const allStream = this.sseq - 1;
+    const allConsumer = this.dseq - 1;
+    const belowLow = low - 1;
+    this.asflr = p === undefined ? allStream : belowLow;
+    this.adflr = p === undefined ? allConsumer : p.dseq - 1;
   }
 
   private nak(sseq: number, args: string): void {

@@ -4,8 +4,7 @@
 // own, where the core's delivery copies them from. The ack prefix is written once, the
 // subject only when it changes, the numbers in place: no string per delivered message.
 
-import { MessageFields } from '../protocol/message-fields.js';
-import type { PublishedMessage } from '../server/message.js';
+import { InternalMessage } from '../server/message.js';
 import { putInt } from '../server/outbound.js';
 
 const DOT = 0x2e;
@@ -15,17 +14,23 @@ const NUMBERS_ROOM = 5 * 20 + 4 + 2 * 20;
 /** Largest `hi` whose `hi * 1e9` is an exact double (see putNanos). */
 const EXACT_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1953125);
 
-export class DeliveryMessage extends MessageFields implements PublishedMessage {
+export class DeliveryMessage {
+  /**
+   * The fields the core reads, in an InternalMessage: the core's delivery code was
+   * optimised for the shapes it has routed before (PubAcks, API replies are
+   * InternalMessages), and a message of a class of its own would make V8 drop that
+   * code at a consumer's first delivery and compile it again for two shapes.
+   */
+  private readonly m = new InternalMessage();
   /** Where the subject starts: after the reply and the sizes, whatever their lengths. */
   private readonly subjectAt: number;
   private subject = '';
+  private argBuf: Buffer = Buffer.alloc(0);
 
   constructor(private readonly ackPrefix: string) {
-    super();
     // Every character one latin1 byte, as the core's in-process publishes write them.
     this.subjectAt = ackPrefix.length + NUMBERS_ROOM;
     this.grow(64);
-    this.replyStart = 0;
   }
 
   /**
@@ -45,11 +50,13 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
     hdrStart: number,
     dataStart: number,
     dataEnd: number,
-  ): this {
+  ): InternalMessage {
+    const m = this.m;
     if (subject !== this.subject) {
       if (this.subjectAt + subject.length > this.argBuf.length) this.grow(subject.length);
-      this.subjectStart = this.subjectAt;
-      this.subjectEnd = this.subjectAt + this.argBuf.write(subject, this.subjectAt, 'latin1');
+      m.argBuf = this.argBuf;
+      m.subjectStart = this.subjectAt;
+      m.subjectEnd = this.subjectAt + this.argBuf.write(subject, this.subjectAt, 'latin1');
       this.subject = subject;
     }
     const b = this.argBuf;
@@ -62,24 +69,25 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
     p = putNanos(b, p, ts);
     b[p++] = DOT;
     p = putInt(b, p, pending);
-    this.replyEnd = p;
+    m.replyStart = 0;
+    m.replyEnd = p;
     const hdrLen = dataStart - hdrStart;
     const total = dataEnd - hdrStart;
     if (hdrLen > 0) {
-      this.hdr = hdrLen;
-      this.hdrStart = p;
+      m.hdr = hdrLen;
+      m.hdrStart = p;
       p = putInt(b, p, hdrLen);
-      this.hdrEnd = p;
+      m.hdrEnd = p;
     } else {
-      this.hdr = -1;
+      m.hdr = -1;
     }
-    this.payload = buf;
-    this.payloadStart = hdrStart;
-    this.payloadEnd = dataEnd;
-    this.sizeStart = p;
-    this.sizeEnd = putInt(b, p, total);
-    this.size = total;
-    return this;
+    m.payload = buf;
+    m.payloadStart = hdrStart;
+    m.payloadEnd = dataEnd;
+    m.sizeStart = p;
+    m.sizeEnd = putInt(b, p, total);
+    m.size = total;
+    return m;
   }
 
   /** A buffer with room for a subject of `subjectLen` bytes, the ack prefix written. */
@@ -87,6 +95,7 @@ export class DeliveryMessage extends MessageFields implements PublishedMessage {
     const b = Buffer.allocUnsafe(this.subjectAt + Math.max(subjectLen * 2, 64));
     b.write(this.ackPrefix, 0, 'latin1');
     this.argBuf = b;
+    this.m.argBuf = b;
     this.subject = '';
   }
 }
@@ -110,7 +119,11 @@ export function putNanos(b: Buffer, p: number, ns: number): number {
     hi++;
     lo -= 1e9;
   }
-  p = putInt(b, p, hi);
+  // The seconds' last digit apart: putInt's digit count would pass 2^31 on ten digits
+  // (V8 drops its optimised code on that overflow, and every caller that inlined it).
+  const tens = Math.floor(hi / 10);
+  p = putInt(b, p, tens);
+  b[p++] = ZERO + hi - tens * 10;
   // Nine digits, zeros in front; below 2^31, so integer arithmetic.
   for (let i = 8; i >= 0; i--) {
     const q = (lo / 10) | 0;

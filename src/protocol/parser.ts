@@ -601,21 +601,18 @@ export class Parser extends OpParser {
       count++;
     }
     if (argEnd - argStart > this.maxControlLine) return -1;
-    let sizeStart: number;
-    let sizeEnd: number;
-    if (count === 2) {
-      this.replyStart = -1;
-      this.replyEnd = -1;
-      sizeStart = fs[1]!;
-      sizeEnd = fe[1]!;
-    } else if (count === 3) {
-      this.replyStart = fs[1]!;
-      this.replyEnd = fe[1]!;
-      sizeStart = fs[2]!;
-      sizeEnd = fe[2]!;
-    } else {
-      return -1;
-    }
+    if (count < 2) return -1;
+    // PUB with and without a reply go through the same loads and stores: a connection
+    // that switches (a JetStream client's acks after its acked publishes) would
+    // otherwise meet code that V8 optimised for the one form, and make it drop the
+    // optimised publish path (and everything inlined into it) to compile it again.
+    const withReply = count === 3;
+    const second = fs[1]!;
+    const secondEnd = fe[1]!;
+    this.replyStart = withReply ? second : -1;
+    this.replyEnd = withReply ? secondEnd : -1;
+    const sizeStart = fs[count - 1]!;
+    const sizeEnd = fe[count - 1]!;
     const size = parseSize(buf, sizeStart, sizeEnd);
     if (size < 0 || size > this.maxPayload) return -1;
     const payStart = i + 1;

@@ -8,7 +8,7 @@ import { connect as connectSocket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
 import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
-import { putInt } from '../../src/server/outbound.js';
+import { putBytes, putInt } from '../../src/server/outbound.js';
 import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
@@ -48,13 +48,46 @@ test('putInt writes decimal digits', () => {
   for (const v of samples) assert.equal(text(b, 3, putInt(b, 3, v)), String(v));
 });
 
+test('putBytes copies a whole buffer, a range of one, and short ones', () => {
+  const src = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+  // A view into a larger buffer, as a store's block or a read buffer is.
+  const view = src.subarray(50, 250);
+  const cases: [Buffer, number, number][] = [
+    [view, 0, view.length],
+    [view, 10, 190],
+    [view, 0, 100],
+    [view, 100, view.length],
+    [view, 3, 40],
+    [src, 0, src.length],
+    [src, 7, 7],
+  ];
+  for (const [b, start, end] of cases) {
+    const dst = Buffer.alloc(400, 0xee);
+    assert.equal(putBytes(dst, 5, b, start, end), 5 + end - start);
+    assert.deepEqual(dst.subarray(5, 5 + end - start), b.subarray(start, end));
+    assert.equal(dst[4], 0xee);
+    assert.equal(dst[5 + end - start], 0xee);
+  }
+});
+
 test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads them', () => {
-  const m = new DeliveryMessage('$JS.ACK.ORDERS.c1.');
+  const d = new DeliveryMessage('$JS.ACK.ORDERS.c1.');
   const hdr = Buffer.from('NATS/1.0\r\nA: b\r\n\r\n');
   // As a store holds it: a header block and its data side by side, amid other bytes.
   const stored = Buffer.from(`~~${hdr.toString()}hello~~`);
   const dataStart = 2 + hdr.length;
-  m.set('orders.new', 1, 42, 7, 1763984000123456768, 3, stored, 2, dataStart, dataStart + 5);
+  let m = d.set(
+    'orders.new',
+    1,
+    42,
+    7,
+    1763984000123456768,
+    3,
+    stored,
+    2,
+    dataStart,
+    dataStart + 5,
+  );
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), 'orders.new');
   assert.equal(
     text(m.argBuf, m.replyStart, m.replyEnd),
@@ -66,14 +99,14 @@ test('a DeliveryMessage lays out subject, ack reply and sizes as the core reads 
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), hdr.toString() + 'hello');
   // The next delivery: a longer subject than the buffer had room for, no headers.
   const long = 'x.'.repeat(200) + 'end';
-  m.set(long, 2, 1_000_000, 8, 5, 0, Buffer.from('z'), 0, 0, 1);
+  m = d.set(long, 2, 1_000_000, 8, 5, 0, Buffer.from('z'), 0, 0, 1);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
   assert.equal(text(m.argBuf, m.replyStart, m.replyEnd), '$JS.ACK.ORDERS.c1.2.1000000.8.5.0');
   assert.equal(m.hdr, -1);
   assert.equal(text(m.argBuf, m.sizeStart, m.sizeEnd), '1');
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'z');
   // The same subject again is not rewritten, and still read right.
-  m.set(long, 1, 3, 9, 5, 0, Buffer.from('-zz'), 1, 1, 3);
+  m = d.set(long, 1, 3, 9, 5, 0, Buffer.from('-zz'), 1, 1, 3);
   assert.equal(text(m.argBuf, m.subjectStart, m.subjectEnd), long);
   assert.equal(text(m.payload, m.payloadStart, m.payloadEnd), 'zz');
 });

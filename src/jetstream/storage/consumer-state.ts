@@ -66,27 +66,39 @@ export class ConsumerBook {
     s.pending.delete(sseq);
     s.redelivered.delete(sseq);
     const original = p.sequence;
+    // Every field is read and the floor written at one place whichever case this is:
+    // the case of nothing left pending comes now and then in a run of acks, and a
+    // property access first met there would throw away the optimised ack path (V8's
+    // "insufficient type feedback" deopt) to compile it again.
+    const floor = s.ackFloor;
+    const delivered = s.delivered;
+    const deliveredConsumer = delivered.consumer;
+    const deliveredStream = delivered.stream;
+    let floorConsumer = floor.consumer;
+    let floorStream = floor.stream;
     if (s.pending.size === 0) {
-      s.ackFloor.consumer = s.delivered.consumer;
-      s.ackFloor.stream = s.delivered.stream;
-    } else if (original === s.ackFloor.consumer + 1) {
-      const first = s.ackFloor.consumer === 0;
-      s.ackFloor.consumer = original;
-      s.ackFloor.stream = sseq;
-      if (!first && s.delivered.consumer > original) {
+      floorConsumer = deliveredConsumer;
+      floorStream = deliveredStream;
+    } else if (original === floorConsumer + 1) {
+      const first = floorConsumer === 0;
+      floorConsumer = original;
+      floorStream = sseq;
+      if (!first && deliveredConsumer > original) {
         // The floor moves up to just below the oldest message still pending.
-        for (let ss = sseq + 1; ss < s.delivered.stream; ss++) {
+        for (let ss = sseq + 1; ss < deliveredStream; ss++) {
           const next = s.pending.get(ss);
           if (next !== undefined) {
             if (next.sequence > 0) {
-              s.ackFloor.consumer = next.sequence - 1;
-              s.ackFloor.stream = ss - 1;
+              floorConsumer = next.sequence - 1;
+              floorStream = ss - 1;
             }
             break;
           }
         }
       }
     }
+    floor.consumer = floorConsumer;
+    floor.stream = floorStream;
     return true;
   }
 

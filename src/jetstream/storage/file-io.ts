@@ -60,6 +60,8 @@ interface Page {
    * used does not keep alive (uncounted) the memory of the others.
    */
   readonly group: Page[] | null;
+  /** In the cache's set of written pages nobody has read yet (a flag: no set lookup per load). */
+  unread: boolean;
 }
 
 export class LogFile {
@@ -136,12 +138,14 @@ export class LogFile {
 
   /** Rewrites the `len` bytes at `pos` with `fill` (erase): in memory, and on disk if they were written. */
   patch(pos: number, fill: (b: Buffer, at: number) => void, len: number): void {
-    const mem = this.find(pos, len);
-    if (mem !== undefined) fill(mem.buf, pos - mem.start);
+    const mem = this.inChunk(pos, len);
+    const memBuf = READ.buf;
+    const memAt = READ.at;
+    if (mem) fill(memBuf, memAt);
     // Bytes already handed to a write (done or in flight) are written again after it.
     if (pos < this.queuedFrom) {
       const b = Buffer.allocUnsafe(len);
-      if (mem !== undefined) mem.buf.copy(b, 0, pos - mem.start, pos - mem.start + len);
+      if (mem) memBuf.copy(b, 0, memAt, memAt + len);
       else {
         const r = this.read(pos, len);
         r.buf.copy(b, 0, r.at, r.at + len);
@@ -212,7 +216,13 @@ export class LogFile {
     let i = Math.ceil(c.start / PAGE);
     for (; (i + 1) * PAGE <= end; i++) {
       const at = i * PAGE - c.start;
-      const p: Page = { file: this, index: i, buf: c.buf.subarray(at, at + PAGE), group };
+      const p: Page = {
+        file: this,
+        index: i,
+        buf: c.buf.subarray(at, at + PAGE),
+        group,
+        unread: false,
+      };
       group.push(p);
       cache.put(p, true);
     }
@@ -221,7 +231,7 @@ export class LogFile {
     const head = c.buf.subarray(start - c.start, c.used);
     if (next === undefined || next.start !== end) {
       // A short page: a load past its end reads the page back from disk.
-      const p: Page = { file: this, index: i, buf: head, group };
+      const p: Page = { file: this, index: i, buf: head, group, unread: false };
       group.push(p);
       cache.put(p, true);
       return;
@@ -230,27 +240,36 @@ export class LogFile {
     const buf = Buffer.allocUnsafe(head.length + tail);
     buf.set(head, 0);
     buf.set(next.buf.subarray(0, tail), head.length);
-    cache.put({ file: this, index: i, buf, group: null }, true);
+    cache.put({ file: this, index: i, buf, group: null, unread: false }, true);
   }
 
-  private find(pos: number, len: number): Chunk | undefined {
-    for (let i = this.chunks.length - 1; i >= 0; i--) {
-      const c = this.chunks[i]!;
-      if (pos >= c.start && pos + len <= c.start + c.used) return c;
-      if (c.start <= pos) return undefined;
+  /**
+   * Whether the `len` bytes at `pos` are in a chunk still kept; if so READ says where.
+   * The chunks are looked at oldest first (a reader behind them stops at the first), and
+   * the bounds computed and READ written on every call, with an empty chunk when none
+   * holds the bytes (the caller fills READ from the pages then): a field or sum first met
+   * when a reader reaches the chunks would cost V8's optimised load path a deopt and a
+   * recompile.
+   */
+  private inChunk(pos: number, len: number): boolean {
+    const chunks = this.chunks;
+    let hit = NO_CHUNK;
+    for (let i = 0; i < chunks.length; i++) {
+      const c = chunks[i]!;
+      if (pos < c.start) break;
+      hit = c;
     }
-    return undefined;
+    const r = READ;
+    r.buf = hit.buf;
+    r.at = pos - hit.start;
+    // False for NO_CHUNK: nothing ends at or before 0.
+    return pos + len <= hit.start + hit.used;
   }
 
   /** The `len` bytes at `pos`: in `buf` at `at`. Synchronous (loads are). */
   read(pos: number, len: number): { buf: Buffer; at: number } {
     const r = READ;
-    const c = this.find(pos, len);
-    if (c !== undefined) {
-      r.buf = c.buf;
-      r.at = pos - c.start;
-      return r;
-    }
+    if (this.inChunk(pos, len)) return r;
     const first = Math.floor(pos / PAGE);
     const last = Math.floor((pos + len - 1) / PAGE);
     if (last !== first) {
@@ -273,6 +292,7 @@ export class LogFile {
           index: first + k,
           buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
           group,
+          unread: false,
         };
         group?.push(p);
         this.io.cache.put(p);
@@ -345,6 +365,7 @@ export class LogFile {
 }
 
 const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
+const NO_CHUNK: Chunk = { start: 0, buf: Buffer.alloc(0), used: 0 };
 
 /**
  * Pages read back from disk, and pages of what was written, least recently used first,
@@ -374,6 +395,7 @@ class ReadCache {
     this.newest = p;
     this.bytes += p.buf.length;
     if (written) {
+      p.unread = true;
       this.unread.add(p);
       this.unreadBytes += p.buf.length;
       this.evict(this.unread, p, this.unreadLimit);
@@ -391,12 +413,19 @@ class ReadCache {
   }
 
   touch(p: Page): void {
-    if (this.unreadBytes > 0 && this.unread.delete(p)) this.unreadBytes -= p.buf.length;
+    if (p.unread) this.markRead(p);
     // Sequential loads read one page many times in a row: it is already the newest.
     if (p === this.newest) return;
     this.lru.delete(p);
     this.lru.add(p);
     this.newest = p;
+  }
+
+  /** A written page was read (or leaves): out of the unread set. */
+  private markRead(p: Page): void {
+    p.unread = false;
+    this.unread.delete(p);
+    this.unreadBytes -= p.buf.length;
   }
 
   /** Takes a page out, and the others of its group. */
@@ -409,7 +438,7 @@ class ReadCache {
     if (!this.lru.delete(p)) return false;
     if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
-    if (this.unread.delete(p)) this.unreadBytes -= p.buf.length;
+    if (p.unread) this.markRead(p);
     if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
     return true;
   }
