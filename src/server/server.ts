@@ -16,6 +16,8 @@ import { InternalMessage, type PublishedMessage } from './message.js';
 import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
 import { adoptSharedReads } from './shared-read.js';
+import { type TcpHandle, takeAcceptedHandles, tcpInternals } from './tcp-internals.js';
+import { TcpTransport } from './tcp-transport.js';
 import { type InternalHandler, type RangeHandler, Subscription } from './subscription.js';
 import { RangeTap, tapTokens } from './range-tap.js';
 import { hasWildcard } from '../subjects/validate.js';
@@ -215,6 +217,9 @@ export class Server {
     listener.on('error', (err) => {
       this.logger.error(`Client listener error: ${err.message}`);
     });
+    // Plain connections are driven at Node's TCP handle (tcp-internals.ts); TLS ones,
+    // and every one on a Node without those internals, come as Sockets to accept().
+    takeAcceptedHandles(listener, this.acceptHandle);
     const address = listener.address();
     this.port = typeof address === 'object' && address !== null ? address.port : o.port;
     this.logger.info(`Listening for client connections on ${hostPort(o.host, this.port)}`);
@@ -247,6 +252,24 @@ export class Server {
       client.socket = shared;
       client.sharedReads = true;
     }
+    // Accepted paused (pauseOnConnect): the connection starts reading in open().
+    this.open(client, shared ?? socket);
+  }
+
+  /** A plain connection at its TCP handle; false leaves it to Node's Socket (TLS). */
+  private readonly acceptHandle = (handle: TcpHandle): boolean => {
+    if (this.security !== null && this.security.tlsConfigured) return false;
+    const transport = new TcpTransport(handle, tcpInternals()!);
+    const client = this.admit(transport, null);
+    if (client === null) return true;
+    transport.reader = client.onRead;
+    client.sharedReads = true;
+    this.open(client, transport);
+    return true;
+  };
+
+  /** Sends an accepted client its INFO and starts reading. */
+  private open(client: Client, reading: Transport): void {
     // No turn-end flush is scheduled for the INFO (a setImmediate per connection):
     // it leaves below.
     this.accepting = true;
@@ -255,8 +278,7 @@ export class Server {
     } finally {
       this.accepting = false;
     }
-    // Accepted paused (pauseOnConnect): the connection starts reading now.
-    (shared ?? socket).resume();
+    reading.resume();
     // INFO leaves now rather than after every other event of this turn: a client
     // that connects is answered as soon as it is accepted.
     this.flushPending();
