@@ -143,6 +143,8 @@ export class TcpTransport implements Transport {
     const err =
       chunks === null ? this.handle.writeBuffer(req, data!) : this.handle.writev(req, chunks, true);
     if (err !== 0) {
+      // Not reused: a write that failed after libuv took it has been unwrapped.
+      spareWrite = null;
       this.fail(err, 'write');
       return false;
     }
