@@ -15,6 +15,7 @@ import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
 import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
+import { leadingInfoFields, SharedInfo } from './info-line.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type TcpHandle, takeAcceptedHandles, tcpInternals } from './tcp-internals.js';
 import { TcpTransport } from './tcp-transport.js';
@@ -155,6 +156,8 @@ export class Server {
   private spareFlushList: Client[] = [];
   private flushScheduled = false;
   /** Counts turns of the event loop in which connections read (Client's read budget). */
+  /** The INFO fields every plain client shares, as JSON (info-line.ts). */
+  private readonly sharedInfo = new SharedInfo();
   private turnCount = 0;
   private turnScheduled = false;
   private readonly internalMessage = new InternalMessage();
@@ -328,17 +331,31 @@ export class Server {
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
   infoFor(c: Client, extra: { ldm?: boolean } = {}): Buffer {
     const o = this.options;
-    const info: Record<string, unknown> = {
-      server_id: this.id,
-      server_name: this.name,
-      version: PROTOCOL_VERSION,
-      proto: 1,
-      go: process.version,
-      host: advertisedHost(o),
-      port: advertisedPort(o, this.port),
-      headers: !o.noHeaderSupport,
-    };
-    if (this.authRequired) info.auth_required = true;
+    const host = advertisedHost(o);
+    const port = advertisedPort(o, this.port);
+    if (
+      this.security === null &&
+      this.jetstream === null &&
+      this.cluster === null &&
+      c.nonce === '' &&
+      c.via === null &&
+      extra.ldm !== true
+    ) {
+      // A plain client: the shared fields' JSON as kept, then its own.
+      let line = `INFO ${this.sharedInfo.json(this.id, this.name, host, port, !o.noHeaderSupport, this.authRequired, o.maxPayload)}`;
+      if (c.cid > 0) line += `,"client_id":${c.cid}`;
+      if (c.ip !== '') line += `,"client_ip":${JSON.stringify(c.ip)}`;
+      if (this.clusterName !== '') line += `,"cluster":${JSON.stringify(this.clusterName)}`;
+      return Buffer.from(`${line}} \r\n`, 'utf8');
+    }
+    const info = leadingInfoFields(
+      this.id,
+      this.name,
+      host,
+      port,
+      !o.noHeaderSupport,
+      this.authRequired,
+    );
     if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
     if (this.jetstream !== null) this.jetstream.clientInfo(info);
