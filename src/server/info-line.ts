@@ -5,72 +5,72 @@
 
 import { PROTOCOL_VERSION } from './version.js';
 
-/** The fields every INFO starts with, in the reference's order (then TLS's, then max_payload). */
-export function leadingInfoFields(
-  id: string,
-  name: string,
-  host: string,
-  port: number,
-  headers: boolean,
-  authRequired: boolean,
-): Record<string, unknown> {
+/** What the leading INFO fields are made of (the server fills one of these per INFO). */
+export interface InfoInputs {
+  id: string;
+  name: string;
+  host: string;
+  port: number;
+  headers: boolean;
+  authRequired: boolean;
+  maxPayload: number;
+}
+
+export function newInfoInputs(): InfoInputs {
+  return {
+    id: '',
+    name: '',
+    host: '',
+    port: -1,
+    headers: false,
+    authRequired: false,
+    maxPayload: -1,
+  };
+}
+
+/**
+ * The fields every INFO starts with, in the reference's order; TLS's fields, then
+ * max_payload, come next.
+ */
+export function leadingInfoFields(i: InfoInputs): Record<string, unknown> {
   const fields: Record<string, unknown> = {
-    server_id: id,
-    server_name: name,
+    server_id: i.id,
+    server_name: i.name,
     version: PROTOCOL_VERSION,
     proto: 1,
     go: process.version,
-    host,
-    port,
-    headers,
+    host: i.host,
+    port: i.port,
+    headers: i.headers,
   };
-  if (authRequired) fields.auth_required = true;
+  if (i.authRequired) fields.auth_required = true;
   return fields;
 }
 
 /** The shared fields of a plain client's INFO (no TLS), kept as JSON text. */
 export class SharedInfo {
-  /** The JSON of the last fields without its closing brace; '' before the first. */
+  /** The JSON of the kept fields without its closing brace; '' before the first. */
   private text = '';
-  private id = '';
-  private name = '';
-  private host = '';
-  private port = -1;
-  private headers = false;
-  private authRequired = false;
-  private maxPayload = -1;
+  private readonly kept = newInfoInputs();
 
   /** The fields' JSON without its closing brace, made again when any of them changed. */
-  json(
-    id: string,
-    name: string,
-    host: string,
-    port: number,
-    headers: boolean,
-    authRequired: boolean,
-    maxPayload: number,
-  ): string {
+  json(i: InfoInputs): string {
+    const k = this.kept;
     if (
       this.text === '' ||
-      id !== this.id ||
-      name !== this.name ||
-      host !== this.host ||
-      port !== this.port ||
-      headers !== this.headers ||
-      authRequired !== this.authRequired ||
-      maxPayload !== this.maxPayload
+      i.id !== k.id ||
+      i.name !== k.name ||
+      i.host !== k.host ||
+      i.port !== k.port ||
+      i.headers !== k.headers ||
+      i.authRequired !== k.authRequired ||
+      i.maxPayload !== k.maxPayload
     ) {
-      const fields = leadingInfoFields(id, name, host, port, headers, authRequired);
-      fields.max_payload = maxPayload;
+      const fields = leadingInfoFields(i);
+      fields.max_payload = i.maxPayload;
       const json = JSON.stringify(fields);
       this.text = json.substring(0, json.length - 1);
-      this.id = id;
-      this.name = name;
-      this.host = host;
-      this.port = port;
-      this.headers = headers;
-      this.authRequired = authRequired;
-      this.maxPayload = maxPayload;
+      Object.assign(k, i);
     }
     return this.text;
   }

@@ -15,7 +15,7 @@ import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
 import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
-import { leadingInfoFields, SharedInfo } from './info-line.js';
+import { leadingInfoFields, newInfoInputs, SharedInfo } from './info-line.js';
 import { adoptSharedReads } from './shared-read.js';
 import { type TcpHandle, takeAcceptedHandles, tcpInternals } from './tcp-internals.js';
 import { TcpTransport } from './tcp-transport.js';
@@ -158,6 +158,8 @@ export class Server {
   /** Counts turns of the event loop in which connections read (Client's read budget). */
   /** The INFO fields every plain client shares, as JSON (info-line.ts). */
   private readonly sharedInfo = new SharedInfo();
+  /** What infoFor() fills in for each INFO it makes (no object per connection). */
+  private readonly infoInputs = newInfoInputs();
   private turnCount = 0;
   private turnScheduled = false;
   private readonly internalMessage = new InternalMessage();
@@ -329,44 +331,44 @@ export class Server {
   }
 
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
-  infoFor(c: Client, extra: { ldm?: boolean } = {}): Buffer {
+  infoFor(c: Client, extra?: { ldm?: boolean }): Buffer {
+    const ldm = extra?.ldm === true;
     const o = this.options;
-    const host = advertisedHost(o);
-    const port = advertisedPort(o, this.port);
+    const inputs = this.infoInputs;
+    inputs.id = this.id;
+    inputs.name = this.name;
+    inputs.host = advertisedHost(o);
+    inputs.port = advertisedPort(o, this.port);
+    inputs.headers = !o.noHeaderSupport;
+    inputs.authRequired = this.authRequired;
+    inputs.maxPayload = o.maxPayload;
     if (
       this.security === null &&
       this.jetstream === null &&
       this.cluster === null &&
       c.nonce === '' &&
       c.via === null &&
-      extra.ldm !== true
+      !ldm
     ) {
       // A plain client: the shared fields' JSON as kept, then its own.
-      let line = `INFO ${this.sharedInfo.json(this.id, this.name, host, port, !o.noHeaderSupport, this.authRequired, o.maxPayload)}`;
+      let line = `INFO ${this.sharedInfo.json(inputs)}`;
       if (c.cid > 0) line += `,"client_id":${c.cid}`;
       if (c.ip !== '') line += `,"client_ip":${JSON.stringify(c.ip)}`;
       if (this.clusterName !== '') line += `,"cluster":${JSON.stringify(this.clusterName)}`;
       return Buffer.from(`${line}} \r\n`, 'utf8');
     }
-    const info = leadingInfoFields(
-      this.id,
-      this.name,
-      host,
-      port,
-      !o.noHeaderSupport,
-      this.authRequired,
-    );
+    const info = leadingInfoFields(inputs);
     if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
     if (this.jetstream !== null) this.jetstream.clientInfo(info);
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;
-    if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
+    if (this.cluster !== null) this.cluster.clientInfo(info, ldm);
     else if (this.clusterName !== '') info.cluster = this.clusterName;
     if (this.jetstream !== null && this.jetstream.domain !== '')
       info.domain = this.jetstream.domain;
-    if (extra.ldm === true) info.ldm = true;
+    if (ldm) info.ldm = true;
     if (c.via !== null) c.via.info(info);
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }
