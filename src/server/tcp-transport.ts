@@ -38,6 +38,7 @@ interface PendingWrite extends StreamRequest {
 /** What the last getpeername() wrote; one object for every accept. */
 const peer: { address?: string | undefined; port?: number | undefined } = {};
 
+/** The reader of a connection nobody reads (refused at max_connections): reads are dropped. */
 function dropRead(): void {}
 
 export class TcpTransport implements Transport {
