@@ -155,11 +155,11 @@ export class Server {
   private flushList: Client[] = [];
   private spareFlushList: Client[] = [];
   private flushScheduled = false;
-  /** Counts turns of the event loop in which connections read (Client's read budget). */
   /** The INFO fields every plain client shares, as JSON (info-line.ts). */
   private readonly sharedInfo = new SharedInfo();
   /** What infoFor() fills in for each INFO it makes (no object per connection). */
   private readonly infoInputs = newInfoInputs();
+  /** Counts turns of the event loop in which connections read (Client's read budget). */
   private turnCount = 0;
   private turnScheduled = false;
   private readonly internalMessage = new InternalMessage();
