@@ -15,7 +15,10 @@ import { lameDuckShutdown } from './lame-duck.js';
 import { InternalMessage, type PublishedMessage } from './message.js';
 import { internalFailed } from './delivery.js';
 import { type ReloadHook, reloadServer } from './reload.js';
+import { leadingInfoFields, newInfoInputs, SharedInfo } from './info-line.js';
 import { adoptSharedReads } from './shared-read.js';
+import { type TcpHandle, takeAcceptedHandles, tcpInternals } from './tcp-internals.js';
+import { TcpTransport } from './tcp-transport.js';
 import { type InternalHandler, type RangeHandler, Subscription } from './subscription.js';
 import { RangeTap, tapTokens } from './range-tap.js';
 import { hasWildcard } from '../subjects/validate.js';
@@ -154,6 +157,10 @@ export class Server {
   private flushList: Client[] = [];
   private spareFlushList: Client[] = [];
   private flushScheduled = false;
+  /** The INFO fields every plain client shares, as JSON (info-line.ts). */
+  private readonly sharedInfo = new SharedInfo();
+  /** What infoFor() fills in for each INFO it makes (no object per connection). */
+  private readonly infoInputs = newInfoInputs();
   /** Counts turns of the event loop in which connections read (Client's read budget). */
   private turnCount = 0;
   private turnScheduled = false;
@@ -217,6 +224,9 @@ export class Server {
     listener.on('error', (err) => {
       this.logger.error(`Client listener error: ${err.message}`);
     });
+    // Plain connections are driven at Node's TCP handle (tcp-internals.ts); TLS ones,
+    // and every one on a Node without those internals, come as Sockets to accept().
+    takeAcceptedHandles(listener, this.acceptHandle);
     const address = listener.address();
     this.port = typeof address === 'object' && address !== null ? address.port : o.port;
     this.logger.info(`Listening for client connections on ${hostPort(o.host, this.port)}`);
@@ -249,6 +259,24 @@ export class Server {
       client.socket = shared;
       client.sharedReads = true;
     }
+    // Accepted paused (pauseOnConnect): the connection starts reading in open().
+    this.open(client, shared ?? socket);
+  }
+
+  /** A plain connection at its TCP handle; false leaves it to Node's Socket (TLS). */
+  private readonly acceptHandle = (handle: TcpHandle): boolean => {
+    if (this.security !== null && this.security.tlsConfigured) return false;
+    const transport = new TcpTransport(handle, tcpInternals()!);
+    const client = this.admit(transport, null);
+    if (client === null) return true;
+    transport.reader = client.onRead;
+    client.sharedReads = true;
+    this.open(client, transport);
+    return true;
+  };
+
+  /** Sends an accepted client its INFO and starts reading. */
+  private open(client: Client, reading: Transport): void {
     // No turn-end flush is scheduled for the INFO (a setImmediate per connection):
     // it leaves below.
     this.accepting = true;
@@ -257,8 +285,7 @@ export class Server {
     } finally {
       this.accepting = false;
     }
-    // Accepted paused (pauseOnConnect): the connection starts reading now.
-    (shared ?? socket).resume();
+    reading.resume();
     // INFO leaves now rather than after every other event of this turn: a client
     // that connects is answered as soon as it is accepted.
     this.flushPending();
@@ -306,30 +333,44 @@ export class Server {
   }
 
   /** The INFO line for one connection (` \r\n` ending, field order as the reference). */
-  infoFor(c: Client, extra: { ldm?: boolean } = {}): Buffer {
+  infoFor(c: Client, extra?: { ldm?: boolean }): Buffer {
+    const ldm = extra?.ldm === true;
     const o = this.options;
-    const info: Record<string, unknown> = {
-      server_id: this.id,
-      server_name: this.name,
-      version: PROTOCOL_VERSION,
-      proto: 1,
-      go: process.version,
-      host: advertisedHost(o),
-      port: advertisedPort(o, this.port),
-      headers: !o.noHeaderSupport,
-    };
-    if (this.authRequired) info.auth_required = true;
+    const inputs = this.infoInputs;
+    inputs.id = this.id;
+    inputs.name = this.name;
+    inputs.host = advertisedHost(o);
+    inputs.port = advertisedPort(o, this.port);
+    inputs.headers = !o.noHeaderSupport;
+    inputs.authRequired = this.authRequired;
+    inputs.maxPayload = o.maxPayload;
+    if (
+      this.security === null &&
+      this.jetstream === null &&
+      this.cluster === null &&
+      c.nonce === '' &&
+      c.via === null &&
+      !ldm
+    ) {
+      // A plain client: the shared fields' JSON as kept, then its own.
+      let line = `INFO ${this.sharedInfo.json(inputs)}`;
+      if (c.cid > 0) line += `,"client_id":${c.cid}`;
+      if (c.ip !== '') line += `,"client_ip":${JSON.stringify(c.ip)}`;
+      if (this.clusterName !== '') line += `,"cluster":${JSON.stringify(this.clusterName)}`;
+      return Buffer.from(`${line}} \r\n`, 'utf8');
+    }
+    const info = leadingInfoFields(inputs);
     if (this.security !== null) this.security.tlsInfo(info);
     info.max_payload = o.maxPayload;
     if (this.jetstream !== null) this.jetstream.clientInfo(info);
     if (c.cid > 0) info.client_id = c.cid;
     if (c.ip !== '') info.client_ip = c.ip;
     if (c.nonce !== '') info.nonce = c.nonce;
-    if (this.cluster !== null) this.cluster.clientInfo(info, extra.ldm === true);
+    if (this.cluster !== null) this.cluster.clientInfo(info, ldm);
     else if (this.clusterName !== '') info.cluster = this.clusterName;
     if (this.jetstream !== null && this.jetstream.domain !== '')
       info.domain = this.jetstream.domain;
-    if (extra.ldm === true) info.ldm = true;
+    if (ldm) info.ldm = true;
     if (c.via !== null) c.via.info(info);
     return Buffer.from(`INFO ${JSON.stringify(info)} \r\n`, 'utf8');
   }

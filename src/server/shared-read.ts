@@ -15,6 +15,9 @@ const READ_SIZE = 64 * 1024;
 const readBuffer = Buffer.allocUnsafeSlow(READ_SIZE);
 const readArrayBuffer = readBuffer.buffer;
 
+/** The buffer every plain connection reads into (a TcpTransport's handle too). */
+export const SHARED_READ_BUFFER: Buffer = readBuffer;
+
 /** Bumped on every shared read, so a copy made by keep() is reused only within its read. */
 let readSerial = 0;
 
@@ -44,9 +47,14 @@ interface SharedReader {
  * as `this`, so one function serves them all (no closure per connection).
  */
 function onSharedRead(this: SharedReader, n: number): boolean {
-  readSerial++;
-  this[readerOf]!(readBuffer.subarray(0, n));
+  this[readerOf]!(sharedRead(n));
   return true;
+}
+
+/** The n bytes a read just put in the shared buffer, as a view valid until the next read. */
+export function sharedRead(n: number): Buffer {
+  readSerial++;
+  return readBuffer.subarray(0, n);
 }
 
 /**
