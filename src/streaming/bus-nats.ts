@@ -1,6 +1,8 @@
 // The TCP bus: the streaming layer as a client of any NATS server (`-ns URL`, as the
 // reference's --nats_server), through the `nats` v2 client. Reconnects forever with a
 // 250 ms wait and no reconnect buffer, as the reference's own connections do.
+// Publishes go out as ready-made PUB frames (raw-frames.ts), queued in order ahead of
+// every other command of the bus.
 
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import {
@@ -10,6 +12,7 @@ import {
   type BusSubscription,
   type RangeBusHandler,
 } from './bus.js';
+import { RawFrames } from './raw-frames.js';
 
 /** The URLs of a `-ns` value (a comma-separated list is accepted, as the reference's). */
 export function serverList(urls: string): string[] {
@@ -20,10 +23,15 @@ export function serverList(urls: string): string[] {
 }
 
 export class NatsBus implements Bus {
+  /** Null: the client's publish() (its protocol handler is not exposed). */
+  private readonly frames: RawFrames | null;
+
   private constructor(
     private readonly nc: NatsConnection,
     readonly description: string,
-  ) {}
+  ) {
+    this.frames = RawFrames.of(nc);
+  }
 
   /** Connects to `urls` (a comma-separated list is accepted, as the reference's -ns). */
   static async connect(urls: string, name: string): Promise<NatsBus> {
@@ -39,6 +47,7 @@ export class NatsBus implements Bus {
   }
 
   subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription {
+    this.frames?.flush();
     const sub: Subscription = this.nc.subscribe(subject, {
       ...(queue !== undefined ? { queue } : {}),
       callback: (err, msg) => {
@@ -48,6 +57,7 @@ export class NatsBus implements Bus {
     });
     return {
       unsubscribe: () => {
+        this.frames?.flush();
         sub.unsubscribe();
       },
     };
@@ -66,11 +76,17 @@ export class NatsBus implements Bus {
     start: number,
     end: number,
   ): void {
+    if (this.frames?.addPub(subject, reply, buf, start, end) === true) return;
     this.publish(subject, reply, buf.subarray(start, end));
   }
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {
     if (this.nc.isClosed()) return;
+    const frames = this.frames;
+    if (frames !== null) {
+      if (frames.addPub(subject, reply, data)) return;
+      frames.flush();
+    }
     this.nc.publish(subject, data, reply !== null ? { reply } : undefined);
   }
 
@@ -81,6 +97,7 @@ export class NatsBus implements Bus {
 
   async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
     if (this.nc.isClosed()) return null;
+    this.frames?.flush();
     try {
       const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
       return Buffer.from(msg.data);
@@ -91,11 +108,13 @@ export class NatsBus implements Bus {
   }
 
   flush(): Promise<void> {
+    this.frames?.flush();
     return this.nc.isClosed() ? Promise.resolve() : this.nc.flush();
   }
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
+    this.frames?.flush();
     await this.nc.drain().catch(() => this.nc.close());
   }
 }
