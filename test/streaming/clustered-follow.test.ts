@@ -140,7 +140,7 @@ describe(
     }
 
     /** What the channel's stream holds, read by a plain JetStream client. */
-    async function stream(name: string): Promise<string[]> {
+    async function streamOf(name: string): Promise<string[]> {
       const s = channelStreamName(CID, name);
       const info = await jsm.streams.info(s);
       const out: string[] = [];
@@ -178,11 +178,33 @@ describe(
         'the last message read from the stream',
         15_000,
       );
-      assert.deepEqual(mirror(name), await stream(name));
+      assert.deepEqual(mirror(name), await streamOf(name));
       assert.deepEqual(
         mirror(name),
         Array.from({ length: 45 }, (_, i) => `${i + 1}:m${i + 1}`),
       );
+    });
+
+    it('applies a publish whose confirmation came first', async () => {
+      const name = 'reversed';
+      await createChannel(name);
+      for (let seq = 1; seq <= 2; seq++) await leaderPublish(name, seq, `m${seq}`, NEW_LEADER);
+      await eventually(() => mirror(name).length === 2, 'the first two messages followed');
+      const reads = follower!.streamReads(name)!;
+      // The confirmation of 3 and 4 overtakes their publishes (routes could reorder them).
+      const stream = channelStreamName(CID, name);
+      nc!.publish(CONFIRM.get(NEW_LEADER)!, JSON.stringify({ stream, seq: 4 }));
+      await nc!.flush();
+      const before = answers.length;
+      publishOnly(name, 3, 'm3', NEW_LEADER);
+      publishOnly(name, 4, 'm4', NEW_LEADER);
+      await eventually(
+        () => answers.slice(before).filter((a) => a.subject === NEW_LEADER).length === 2,
+        'both stored',
+      );
+      await eventually(() => mirror(name).length === 4, 'both applied');
+      assert.equal(follower!.streamReads(name), reads, 'applied from what was heard');
+      assert.deepEqual(mirror(name), await streamOf(name));
     });
 
     it("never applies a deposed Leader's refused write", async () => {
@@ -205,7 +227,7 @@ describe(
       // Unmatched halves make the stream read after two seconds: still nothing refused.
       await sleep(2500);
       assert.deepEqual(mirror(name), ['1:old1', '2:old2', '3:new3', '4:new4']);
-      assert.deepEqual(mirror(name), await stream(name));
+      assert.deepEqual(mirror(name), await streamOf(name));
     });
   },
 );
