@@ -2,9 +2,11 @@
 // the client's publish() every message builds its protocol line as a string, encodes
 // it with a TextEncoder and queues the line, the data and a CRLF apart: the largest
 // share of a streaming node's own time when it serves over `-ns` (deliveries and
-// PubAcks). Here the frames of a turn are copied into one buffer and handed to the
-// connection in one call at the end of the turn (a microtask), or before anything
+// PubAcks). Here the frames of a turn are copied into one slab and handed to the
+// connection as one slice at the end of the turn (a microtask), or before anything
 // else is sent on it (flush()): the client's queue keeps them in order with the rest.
+// The next turn writes after that slice in the same slab (the client may still hold
+// it), and a new slab is taken only when one is full.
 //
 // The bytes are what the client would write. A subject the client would write
 // differently (empty, white space or control characters, non-ASCII), a message over
@@ -20,7 +22,7 @@ interface RawProtocol {
 }
 
 const PUB = Buffer.from('PUB ');
-const FIRST_BUFFER = 64 * 1024;
+const SLAB = 256 * 1024;
 /** `PUB`, three spaces, the length's digits and two CRLFs at most. */
 const PUB_FIXED = 4 + 2 + 16 + 4;
 
@@ -42,8 +44,10 @@ export function plainToken(s: string): boolean {
 }
 
 export class RawFrames {
-  protected buf = Buffer.allocUnsafe(FIRST_BUFFER);
+  protected buf = Buffer.allocUnsafe(SLAB);
+  /** Queued frames are buf[start..len). */
   protected len = 0;
+  private start = 0;
   private scheduled = false;
   private readonly flushNow = (): void => {
     this.flush();
@@ -103,22 +107,24 @@ export class RawFrames {
     return true;
   }
 
-  /** Hands the queued frames to the connection (the buffer is its now). */
+  /** Hands the queued frames to the connection (that slice of the slab is its now). */
   flush(): void {
     this.scheduled = false;
-    if (this.len === 0) return;
-    const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(Math.max(FIRST_BUFFER, this.buf.length));
-    this.len = 0;
+    if (this.len === this.start) return;
+    const out = this.buf.subarray(this.start, this.len);
+    this.start = this.len;
     if (!this.nc.isClosed()) this.protocol.sendCommand(out);
   }
 
-  /** Room for `need` more bytes after `len`. */
+  /** Room for `need` more bytes after `len`: a new slab when this one is full. */
   protected reserve(need: number): void {
     if (need <= this.buf.length - this.len) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + need));
-    this.buf.copy(next, 0, 0, this.len);
+    const queued = this.len - this.start;
+    const next = Buffer.allocUnsafe(Math.max(SLAB, 2 * (queued + need)));
+    this.buf.copy(next, 0, this.start, this.len);
     this.buf = next;
+    this.start = 0;
+    this.len = queued;
   }
 
   /** A frame was written up to `end`: it goes out at the end of the turn. */
