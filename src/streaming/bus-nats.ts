@@ -1,6 +1,8 @@
 // The TCP bus: the streaming layer as a client of any NATS server (`-ns URL`, as the
 // reference's --nats_server), through the `nats` v2 client. Reconnects forever with a
 // 250 ms wait and no reconnect buffer, as the reference's own connections do.
+// Publishes go out as ready-made PUB frames (raw-frames.ts), queued in order ahead of
+// every other command of the bus.
 
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import { isLent } from '../server/shared-read.js';
@@ -11,6 +13,7 @@ import {
   type BusSubscription,
   type RangeBusHandler,
 } from './bus.js';
+import { RawFrames } from './raw-frames.js';
 
 /** The URLs of a `-ns` value (a comma-separated list is accepted, as the reference's). */
 export function serverList(urls: string): string[] {
@@ -21,10 +24,15 @@ export function serverList(urls: string): string[] {
 }
 
 export class NatsBus implements Bus {
+  /** Null: the client's publish() (its protocol handler is not exposed). */
+  private readonly frames: RawFrames | null;
+
   private constructor(
     private readonly nc: NatsConnection,
     readonly description: string,
-  ) {}
+  ) {
+    this.frames = RawFrames.of(nc);
+  }
 
   /** Connects to `urls` (a comma-separated list is accepted, as the reference's -ns). */
   static async connect(urls: string, name: string): Promise<NatsBus> {
@@ -40,6 +48,7 @@ export class NatsBus implements Bus {
   }
 
   subscribe(subject: string, handler: BusHandler, queue?: string): BusSubscription {
+    this.frames?.flush();
     const sub: Subscription = this.nc.subscribe(subject, {
       ...(queue !== undefined ? { queue } : {}),
       callback: (err, msg) => {
@@ -49,6 +58,7 @@ export class NatsBus implements Bus {
     });
     return {
       unsubscribe: () => {
+        this.frames?.flush();
         sub.unsubscribe();
       },
     };
@@ -67,6 +77,8 @@ export class NatsBus implements Bus {
     start: number,
     end: number,
   ): void {
+    // Frames are copied into the bus's own buffer at once.
+    if (this.frames?.addPub(subject, reply, buf, start, end) === true) return;
     // The client library queues the bytes until its next flush: a lent buffer (a FILE
     // store's read block, src/server/shared-read.ts) may be filled again by then.
     const data = buf.subarray(start, end);
@@ -75,6 +87,11 @@ export class NatsBus implements Bus {
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {
     if (this.nc.isClosed()) return;
+    const frames = this.frames;
+    if (frames !== null) {
+      if (frames.addPub(subject, reply, data)) return;
+      frames.flush();
+    }
     this.nc.publish(subject, data, reply !== null ? { reply } : undefined);
   }
 
@@ -85,6 +102,7 @@ export class NatsBus implements Bus {
 
   async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Buffer | null> {
     if (this.nc.isClosed()) return null;
+    this.frames?.flush();
     try {
       const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
       return Buffer.from(msg.data);
@@ -95,11 +113,13 @@ export class NatsBus implements Bus {
   }
 
   flush(): Promise<void> {
+    this.frames?.flush();
     return this.nc.isClosed() ? Promise.resolve() : this.nc.flush();
   }
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
+    this.frames?.flush();
     await this.nc.drain().catch(() => this.nc.close());
   }
 }

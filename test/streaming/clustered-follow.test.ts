@@ -1,8 +1,9 @@
 // A clustered Follower's warm view (src/streaming/store/jetstream/follow*.ts) against
 // nats-server's JetStream, with the test in the Leader's place: it publishes to a
 // channel's stream as a Leader does (the expected last sequence, the timestamp header,
-// PubAcks to a Leader's ack subject). The Follower applies what it hears once
-// JetStream's PubAck for it came back; it reads the stream only where it missed
+// PubAcks to a Leader's ack subject) and confirms what JetStream acknowledged on the
+// Leader's confirmation subject. The Follower applies what it hears once a
+// confirmation of the same Leader covers it; it reads the stream only where it missed
 // something (a gap, a lone publish), and never applies a write JetStream refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +14,7 @@ import {
   ackSubjectPrefix,
   allAckSubjects,
   channelKey,
+  confirmSubjectPrefix,
   channelStreamName,
   channelSubject,
   stateBucket,
@@ -25,10 +27,15 @@ const CID = 'follow-cluster';
 /** Two Leaders' ack subjects (a deposed one and its successor), and one a Follower cannot know. */
 const OLD_LEADER = `${ackSubjectPrefix(CID, 'old')}.1`;
 const NEW_LEADER = `${ackSubjectPrefix(CID, 'new')}.7`;
+/** Where each of them confirms what JetStream stored for it. */
+const CONFIRM = new Map([
+  [OLD_LEADER, `${confirmSubjectPrefix(CID, 'old')}.1`],
+  [NEW_LEADER, `${confirmSubjectPrefix(CID, 'new')}.7`],
+]);
 const UNHEARD = '_INBOX.unheard';
 
 describe(
-  'clustered Follower: live view from publishes and PubAcks',
+  'clustered Follower: live view from publishes and confirmations',
   { skip: skipWithoutNatsServer() },
   () => {
     let cluster: JetStreamCluster | undefined;
@@ -75,7 +82,10 @@ describe(
       await jsm.streams.add({ name: stream, subjects: [channelSubject(CID, name)] });
     }
 
-    /** Publishes `data` as sequence `seq` of the channel, PubAck to `ack`; returns JetStream's answer. */
+    /**
+     * Publishes `data` as sequence `seq` of the channel, PubAck to `ack`; returns
+     * JetStream's answer, and confirms the sequence as that Leader does when it was stored.
+     */
     async function leaderPublish(
       name: string,
       seq: number,
@@ -85,11 +95,27 @@ describe(
       const before = answers.length;
       publishOnly(name, seq, data, ack);
       if (ack === UNHEARD) return '';
+      return answered(before, name, ack, data);
+    }
+
+    /** JetStream's next answer on `ack` after `answers[before]`, confirmed when a PubAck. */
+    async function answered(
+      before: number,
+      name: string,
+      ack: string,
+      data: string,
+    ): Promise<string> {
       await eventually(
         () => answers.slice(before).some((a) => a.subject === ack),
         `JetStream's answer to ${data}`,
       );
-      return answers.slice(before).find((a) => a.subject === ack)!.body;
+      const body = answers.slice(before).find((a) => a.subject === ack)!.body;
+      const stored = (JSON.parse(body) as { seq?: number }).seq;
+      if (stored !== undefined) {
+        const stream = channelStreamName(CID, name);
+        nc!.publish(CONFIRM.get(ack)!, JSON.stringify({ stream, seq: stored }));
+      }
+      return body;
     }
 
     function publishOnly(name: string, seq: number, data: string, ack: string): void {
@@ -114,7 +140,7 @@ describe(
     }
 
     /** What the channel's stream holds, read by a plain JetStream client. */
-    async function stream(name: string): Promise<string[]> {
+    async function streamOf(name: string): Promise<string[]> {
       const s = channelStreamName(CID, name);
       const info = await jsm.streams.info(s);
       const out: string[] = [];
@@ -137,14 +163,14 @@ describe(
       await eventually(() => mirror(name).length === 40, 'forty messages followed');
       assert.equal(follower!.streamReads(name), reads, 'no stream read while nothing was missed');
 
-      // The Follower misses the PubAcks of 41-43 (it cannot know that ack subject): the
-      // PubAck of 44 shows the gap, and the stream is read.
+      // The Follower cannot match the publishes of 41-43 (it cannot know that ack
+      // subject): the confirmation of 44 shows the gap, and the stream is read.
       for (let seq = 41; seq <= 43; seq++) await leaderPublish(name, seq, `m${seq}`, UNHEARD);
       await leaderPublish(name, 44, 'm44', NEW_LEADER);
       await eventually(() => mirror(name).length === 44, 'the gap read from the stream');
       assert.equal(follower!.streamReads(name), reads + 1, 'one read for the gap');
 
-      // The last message's PubAck is missed and nothing follows it: the lone publish
+      // The last message cannot be matched and nothing follows it: the lone publish
       // makes the stream read after a moment.
       await leaderPublish(name, 45, 'm45', UNHEARD);
       await eventually(
@@ -152,11 +178,33 @@ describe(
         'the last message read from the stream',
         15_000,
       );
-      assert.deepEqual(mirror(name), await stream(name));
+      assert.deepEqual(mirror(name), await streamOf(name));
       assert.deepEqual(
         mirror(name),
         Array.from({ length: 45 }, (_, i) => `${i + 1}:m${i + 1}`),
       );
+    });
+
+    it('applies a publish whose confirmation came first', async () => {
+      const name = 'reversed';
+      await createChannel(name);
+      for (let seq = 1; seq <= 2; seq++) await leaderPublish(name, seq, `m${seq}`, NEW_LEADER);
+      await eventually(() => mirror(name).length === 2, 'the first two messages followed');
+      const reads = follower!.streamReads(name)!;
+      // The confirmation of 3 and 4 overtakes their publishes (routes could reorder them).
+      const stream = channelStreamName(CID, name);
+      nc!.publish(CONFIRM.get(NEW_LEADER)!, JSON.stringify({ stream, seq: 4 }));
+      await nc!.flush();
+      const before = answers.length;
+      publishOnly(name, 3, 'm3', NEW_LEADER);
+      publishOnly(name, 4, 'm4', NEW_LEADER);
+      await eventually(
+        () => answers.slice(before).filter((a) => a.subject === NEW_LEADER).length === 2,
+        'both stored',
+      );
+      await eventually(() => mirror(name).length === 4, 'both applied');
+      assert.equal(follower!.streamReads(name), reads, 'applied from what was heard');
+      assert.deepEqual(mirror(name), await streamOf(name));
     });
 
     it("never applies a deposed Leader's refused write", async () => {
@@ -165,18 +213,21 @@ describe(
       for (let seq = 1; seq <= 2; seq++) await leaderPublish(name, seq, `old${seq}`, OLD_LEADER);
       await eventually(() => mirror(name).length === 2, 'the old Leader followed');
 
-      // The new Leader writes 3 (the Follower misses its PubAck); the deposed Leader's
+      // The new Leader writes 3 (the Follower cannot match it); the deposed Leader's
       // late write of 3 is refused by JetStream, and the Follower heard it.
       assert.match(await leaderPublish(name, 3, 'new3', UNHEARD), /^$/);
       assert.match(await leaderPublish(name, 3, 'late3', OLD_LEADER), /wrong last sequence: 3/);
-      // Both Leaders write 4 back to back: the new one's is stored, the late one refused.
+      // Both Leaders write 4 back to back: the new one's is stored (and confirmed, which
+      // covers 3 too), the late one refused.
+      const before = answers.length;
       publishOnly(name, 4, 'new4', NEW_LEADER);
       assert.match(await leaderPublish(name, 4, 'late4', OLD_LEADER), /wrong last sequence: 4/);
+      assert.match(await answered(before, name, NEW_LEADER, 'new4'), /"seq":4/);
       await eventually(() => mirror(name).length === 4, 'the new Leader followed');
       // Unmatched halves make the stream read after two seconds: still nothing refused.
       await sleep(2500);
       assert.deepEqual(mirror(name), ['1:old1', '2:old2', '3:new3', '4:new4']);
-      assert.deepEqual(mirror(name), await stream(name));
+      assert.deepEqual(mirror(name), await streamOf(name));
     });
   },
 );

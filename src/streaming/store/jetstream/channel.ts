@@ -161,6 +161,10 @@ export class JsChannel implements ChannelStore {
   publishOptions: PublishOptions | null = null;
   /** `HPUB <subject> <ack inbox> ` (frames.ts), made on its first message. */
   framePrefix: Buffer | null = null;
+  /** Acknowledgements came this turn: the Followers are told how far (writer.ts). */
+  confirmDue = false;
+  /** Where they are told (`<confirm prefix>.<index>`), made on the first. */
+  confirmSubject: string | null = null;
 
   constructor(
     readonly clusterId: string,

@@ -1,14 +1,16 @@
 // One channel of a Follower's warm view. The Follower hears the Leader's publishes to
-// the channel's subject and JetStream's PubAcks on the Leader's ack subject (core
-// NATS, follow.ts); a message is applied once both arrived for the same sequence and
-// the same ack subject, in either order. JetStream sends a PubAck only for what it
-// stored, so a write it refused (a deposed Leader's, answered with an error) is never
-// applied, and what is applied is exactly the stream, sequence for sequence.
+// the channel's subject and the Leader's confirmations (core NATS, follow.ts): "JetStream
+// stored my publishes up to sequence N", sent once a turn from JetStream's PubAcks
+// (writer.ts). A message is applied once its publish arrived and a confirmation of the
+// same Leader term (the same ack subject) covers its sequence, in either order. A
+// Leader confirms only what JetStream acknowledged, so a write it refused (a deposed
+// Leader's, answered with an error) is never applied, and what is applied is exactly
+// the stream, sequence for sequence.
 //
 // The stream itself is read (an ordered consumer) only when the live view cannot be
 // trusted to be whole: when the channel is first seen, after a gap (a stored message
-// was missed: a PubAck for a later sequence came first), when a lone publish or PubAck
-// stays unmatched (its other half was missed), and after a reconnect. The read runs
+// was missed: a later sequence was confirmed first), when a lone publish or
+// confirmation stays unmatched (its other half was missed), and after a reconnect. The read runs
 // until the mirror holds the stream's last sequence (as of the read's start) and every
 // message confirmed meanwhile; then the live view carries on alone.
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from 'nats';
@@ -21,12 +23,18 @@ import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 const RETRY_MS = 500;
 /**
  * Ticks (of follow.ts, every 500 ms) without progress before an unmatched publish or
- * PubAck makes the stream read: long enough that a PubAck slow to come back under load
+ * confirmation makes the stream read: long enough that a confirmation slow to come under load
  * does not cause a read, short enough that a missed last message is soon read.
  */
 const STALE_TICKS = 4;
+/**
+ * A confirmation covering more unapplied sequences than this (a Leader has at most
+ * 2048 out per channel, writer.ts) means the Follower missed most of them: it reads
+ * the stream instead of noting every sequence as confirmed.
+ */
+const MAX_CONFIRM_SPAN = 8192;
 
-/** A publish heard for a sequence, waiting for its PubAck. */
+/** A publish heard for a sequence, waiting for its confirmation. */
 interface Candidate {
   readonly ack: string;
   msg: StoredMsg;
@@ -54,8 +62,10 @@ export function storedFromJs(ch: JsChannel, m: JsMsg): StoredMsg {
 export class ChannelFollow {
   /** Publishes heard, by sequence, not yet acknowledged. */
   private readonly candidates = new Map<number, Candidate>();
-  /** PubAcks heard (sequence → ack subject) whose publish was not heard yet. */
+  /** Sequences confirmed (sequence → ack subject) whose publish was not heard yet. */
   private readonly acks = new Map<number, string>();
+  /** Highest sequence each Leader term (by its ack subject) confirmed. */
+  private readonly through = new Map<string, number>();
   /** Confirmed messages beyond a gap, applied once the gap is read. */
   private readonly ready = new Map<number, StoredMsg>();
   private reading = false;
@@ -65,7 +75,7 @@ export class ChannelFollow {
   /** Which reader's messages count: a stopped one may still deliver a few. */
   private readerToken = 0;
   private stopped = false;
-  /** A publish heard that no Leader's PubAck will confirm (unconfirmable()). */
+  /** A publish heard that no Leader will confirm (unconfirmable()). */
   private unmatched = false;
   private tickApplied = -1;
   private idleTicks = 0;
@@ -85,7 +95,7 @@ export class ChannelFollow {
   /** The Leader published `msg` (sequence `seq`) with PubAcks to `ack`. */
   published(seq: number, ack: string, msg: StoredMsg): void {
     if (seq <= this.applied) return;
-    if (this.acks.get(seq) === ack) {
+    if (this.acks.get(seq) === ack || seq <= (this.through.get(ack) ?? 0)) {
       this.acks.delete(seq);
       this.confirmed(seq, msg);
       return;
@@ -100,8 +110,24 @@ export class ChannelFollow {
     this.candidates.set(seq, { ack, msg, next: first });
   }
 
+  /**
+   * The Leader whose publishes carry `ack` says JetStream stored them up to `through`
+   * (those before its first write are another term's: never matched to its ack).
+   */
+  confirmedThrough(through: number, ack: string): void {
+    const before = this.through.get(ack) ?? 0;
+    if (through <= before) return;
+    this.through.set(ack, through);
+    const from = Math.max(this.applied, before) + 1;
+    if (through - from >= MAX_CONFIRM_SPAN) {
+      void this.read();
+      return;
+    }
+    for (let seq = from; seq <= through; seq++) this.acked(seq, ack);
+  }
+
   /** JetStream stored sequence `seq` of the stream, published with PubAcks to `ack`. */
-  acked(seq: number, ack: string): void {
+  private acked(seq: number, ack: string): void {
     if (seq <= this.applied) return;
     for (let c = this.candidates.get(seq); c !== undefined; c = c.next) {
       if (c.ack === ack) {
@@ -113,7 +139,7 @@ export class ChannelFollow {
     this.acks.set(seq, ack);
   }
 
-  /** A publish whose PubAck cannot be matched was heard: the stream is read after a moment. */
+  /** A publish no confirmation can match was heard: the stream is read after a moment. */
   unconfirmable(): void {
     this.unmatched = true;
   }
@@ -213,7 +239,7 @@ export class ChannelFollow {
   }
 
   /**
-   * Called every few hundred milliseconds: a publish or PubAck left unmatched while
+   * Called every few hundred milliseconds: a publish or confirmation left unmatched while
    * nothing was applied for STALE_TICKS ticks had its other half missed (or was a
    * refused write): the stream is read, and the unmatched halves are forgotten.
    */
@@ -243,6 +269,7 @@ export class ChannelFollow {
     this.reader = undefined;
     this.candidates.clear();
     this.acks.clear();
+    this.through.clear();
     this.ready.clear();
   }
 }

@@ -1,7 +1,7 @@
 // A Follower's warm view: the state bucket watched (clients, channels, subscriptions
 // with their delivery state), and every channel's messages heard on core NATS as the
-// Leader publishes them to JetStream, each applied once JetStream's PubAck for it
-// came back on that Leader's ack subject (follow-channel.ts). The streams are read
+// Leader publishes them to JetStream, each applied once that Leader confirmed that
+// JetStream stored it (its confirmation subject, writer.ts; follow-channel.ts). The streams are read
 // only where the live view has a hole (a channel first seen, a gap, a reconnect), so
 // nats-server does not deliver every message a second time to every Follower. A
 // promotion then only waits for the last few writes (catchUp), instead of reading
@@ -29,6 +29,7 @@ import type { JsEngine } from './engine.js';
 import { ChannelFollow } from './follow-channel.js';
 import {
   allAckSubjects,
+  allConfirmSubjects,
   CHANNEL_PREFIX,
   channelFromToken,
   channelSubject,
@@ -57,7 +58,7 @@ const EMPTY = new Uint8Array(0);
 
 /** How long a promotion waits for the reads to deliver the last writes. */
 const CATCH_UP_MS = 5000;
-/** How often unmatched publishes and PubAcks are looked at (follow-channel.ts tick()). */
+/** How often unmatched publishes and confirmations are looked at (follow-channel.ts tick()). */
 const TICK_MS = 500;
 
 function sleep(ms: number): Promise<void> {
@@ -109,8 +110,9 @@ export class Follower {
   private readonly byAck = new Map<string, ChannelFollow>();
   private readonly subjectPrefix: string;
   private readonly ackPrefix: string;
+  private readonly confirmPrefix: string;
   private msgSub: Subscription | undefined;
-  private ackSub: Subscription | undefined;
+  private confirmSub: Subscription | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopStatuses: (() => void) | undefined;
   private stopped = false;
@@ -123,6 +125,7 @@ export class Follower {
   ) {
     this.subjectPrefix = channelSubject(clusterId, '');
     this.ackPrefix = allAckSubjects(clusterId).slice(0, -1);
+    this.confirmPrefix = allConfirmSubjects(clusterId).slice(0, -1);
   }
 
   /** Starts following; on failure nothing is left listening (the caller opens another). */
@@ -143,9 +146,9 @@ export class Follower {
         if (err === null) this.onPublish(m);
       },
     });
-    this.ackSub = nc.subscribe(this.ackPrefix + '>', {
+    this.confirmSub = nc.subscribe(this.confirmPrefix + '>', {
       callback: (err, m) => {
-        if (err === null) this.onAck(m);
+        if (err === null) this.onConfirm(m);
       },
     });
     await nc.flush();
@@ -191,7 +194,7 @@ export class Follower {
     h ??= leaderHeadersOf(m);
     if (ack === undefined || !ack.startsWith(this.ackPrefix) || h === null) {
       // Not a Leader's publish (a JetStream application's?): JetStream may store it,
-      // and no PubAck of a Leader will say so.
+      // and no Leader will confirm it.
       f.unconfirmable();
       return;
     }
@@ -200,16 +203,20 @@ export class Follower {
     f.published(seq, ack, makeStoredMsg(seq, h.timestamp, f.ch.name, h.reply, data));
   }
 
-  /** A JetStream PubAck (or error: ignored) to a Leader's publish. */
-  private onAck(m: Msg): void {
+  /**
+   * A Leader's confirmation: JetStream stored its publishes to a channel (those with
+   * the ack subject of the same term and index) up to a sequence.
+   */
+  private onConfirm(m: Msg): void {
     if (this.stopped) return;
     const seq = ackedSequence(m.data);
-    if (seq === 0) return; // refused, or no answer: nothing stored
-    const f = this.byAck.get(m.subject) ?? this.byStream(m.data);
-    f?.acked(seq, m.subject);
+    if (seq === 0) return;
+    const ack = this.ackPrefix + m.subject.slice(this.confirmPrefix.length);
+    const f = this.byAck.get(ack) ?? this.byStream(m.data);
+    f?.confirmedThrough(seq, ack);
   }
 
-  /** The channel a PubAck names (its publish was not heard yet). */
+  /** The channel a confirmation names (no publish of that Leader heard yet). */
   private byStream(data: Uint8Array): ChannelFollow | undefined {
     let stream: unknown;
     try {
@@ -319,7 +326,7 @@ export class Follower {
     this.stopped = true;
     this.watch?.stop();
     this.msgSub?.unsubscribe();
-    this.ackSub?.unsubscribe();
+    this.confirmSub?.unsubscribe();
     if (this.timer !== undefined) clearInterval(this.timer);
     this.stopStatuses?.();
     for (const f of this.follows.values()) f.stop();

@@ -3,7 +3,7 @@
 // the protocol line and queued three buffers: 40% of a busy Leader's time. Here a
 // channel's `HPUB <subject> <ack inbox> ` is encoded once, the two headers and the
 // data are copied into one buffer, and the frames of a turn go to the connection in
-// one write (its own queue, so they keep their order with everything else on it).
+// one write (src/streaming/raw-frames.ts: the client's queue keeps them in order).
 //
 // The bytes are what the client would write: `NATS/1.0`, `Nats-Expected-Last-Sequence`,
 // `Stan-Timestamp`, maybe `Stan-Reply`, the data. A frame the client would refuse or
@@ -15,11 +15,7 @@ import type Long from 'long';
 import type { NatsConnection } from 'nats';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 import { putInt } from '../../../server/outbound.js';
-
-/** The part of the `nats` client's connection that takes raw protocol bytes. */
-interface RawProtocol {
-  sendCommand(cmd: Uint8Array): void;
-}
+import { RawFrames } from '../../raw-frames.js';
 
 const HEAD = Buffer.from('NATS/1.0\r\nNats-Expected-Last-Sequence: ');
 const TIMESTAMP = Buffer.from(`\r\n${TIMESTAMP_HEADER}: `);
@@ -29,26 +25,12 @@ const CRLF = 0x0a0d; // "\r\n" as a little-endian uint16
 const FIXED = HEAD.length + TIMESTAMP.length + 2 + 2 + 2 + 1 + 2;
 /** Longest decimal of a safe integer, and of a 64-bit timestamp. */
 const DIGITS = 20;
-const FIRST_BUFFER = 64 * 1024;
 
-export class FrameWriter {
-  private buf = Buffer.allocUnsafe(FIRST_BUFFER);
-  private len = 0;
-  private scheduled = false;
-  private readonly flushNow = (): void => {
-    this.flush();
-  };
-
-  private constructor(
-    private readonly nc: NatsConnection,
-    private readonly protocol: RawProtocol,
-  ) {}
-
+export class FrameWriter extends RawFrames {
   /** Null when the client does not expose its protocol handler (then publish() is used). */
-  static of(nc: NatsConnection): FrameWriter | null {
-    const protocol = (nc as unknown as { protocol?: Partial<RawProtocol> }).protocol;
-    if (typeof protocol?.sendCommand !== 'function') return null;
-    return new FrameWriter(nc, protocol as RawProtocol);
+  static override of(nc: NatsConnection): FrameWriter | null {
+    const protocol = RawFrames.protocolOf(nc);
+    return protocol === null ? null : new FrameWriter(nc, protocol);
   }
 
   /** `HPUB <subject> <reply> `, a channel's frame prefix. */
@@ -68,8 +50,7 @@ export class FrameWriter {
     data: Uint8Array,
   ): boolean {
     if (this.nc.isClosed() || !plainValue(reply)) return false;
-    const max = prefix.length + FIXED + 4 * DIGITS + reply.length + REPLY.length + data.length;
-    if (max > this.buf.length - this.len) this.grow(max);
+    this.reserve(prefix.length + FIXED + 4 * DIGITS + reply.length + REPLY.length + data.length);
     const b = this.buf;
     // The header block is written first, after room for the prefix and both lengths;
     // then the prefix and lengths are written before it and the gap closed.
@@ -102,28 +83,8 @@ export class FrameWriter {
     b.set(data, q);
     q += data.length;
     b.writeUInt16LE(CRLF, q);
-    this.len = q + 2;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      queueMicrotask(this.flushNow);
-    }
+    this.queued(q + 2);
     return true;
-  }
-
-  /** Hands the queued frames to the connection (the buffer is its now). */
-  flush(): void {
-    this.scheduled = false;
-    if (this.len === 0) return;
-    const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(Math.max(FIRST_BUFFER, this.buf.length));
-    this.len = 0;
-    if (!this.nc.isClosed()) this.protocol.sendCommand(out);
-  }
-
-  private grow(need: number): void {
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + need));
-    this.buf.copy(next, 0, 0, this.len);
-    this.buf = next;
   }
 }
 

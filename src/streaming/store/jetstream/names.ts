@@ -41,9 +41,25 @@ export function ackSubjectPrefix(clusterId: string, unique: string): string {
   return `_STAN.jsack.${clusterId}.${unique}`;
 }
 
-/** Every Leader's PubAck subjects (what Followers subscribe to). */
+/** Every Leader's PubAck subjects. */
 export function allAckSubjects(clusterId: string): string {
   return `_STAN.jsack.${clusterId}.>`;
+}
+
+/**
+ * Where a Leader says how far JetStream stored a channel's stream for it:
+ * `_STAN.jsconf.<cid>.<unique>.<channel index>`, the same `<unique>` and index as its
+ * ack subject, a body of JetStream's PubAck form for the highest sequence acknowledged
+ * so far. One such message per channel and turn of acknowledgements instead of every
+ * PubAck: what the Followers subscribe to (follow.ts).
+ */
+export function confirmSubjectPrefix(clusterId: string, unique: string): string {
+  return `_STAN.jsconf.${clusterId}.${unique}`;
+}
+
+/** Every Leader's confirmation subjects (what Followers subscribe to). */
+export function allConfirmSubjects(clusterId: string): string {
+  return `_STAN.jsconf.${clusterId}.>`;
 }
 
 /** The subject a channel's messages are stored under. */

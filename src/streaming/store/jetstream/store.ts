@@ -37,7 +37,14 @@ import { encodeClient, encodeInfo, encodeSub, toJson } from './codec.js';
 import type { JsEngine } from './engine.js';
 import { Follower, type FollowTarget } from './follow.js';
 import { MessageWriter, type WriterHost } from './writer.js';
-import { ackSubjectPrefix, clientKey, INFO_KEY, stateBucket, subKey } from './names.js';
+import {
+  ackSubjectPrefix,
+  clientKey,
+  confirmSubjectPrefix,
+  INFO_KEY,
+  stateBucket,
+  subKey,
+} from './names.js';
 
 export interface JetStreamStoreOptions extends StoreHooks {
   readonly engine: JsEngine;
@@ -80,7 +87,7 @@ export class JetStreamStore
   private follower: Follower | null = null;
 
   // The Leader's write path.
-  /** PubAcks come back on `<ackPrefix>.<channel index>`; Followers listen to them too. */
+  /** PubAcks come back on `<ackPrefix>.<channel index>` (the Followers hear confirmations). */
   private readonly ackPrefix: string;
   private ackSub: Subscription | undefined;
   private readonly byIndex = new Map<number, JsChannel>();
@@ -103,8 +110,14 @@ export class JetStreamStore
     this.engine = options.engine;
     this.limits = ResolvedLimits.from(options.limits);
     this.channelsByName = new ChannelRegistry(this.limits.global.maxChannels);
-    this.ackPrefix = ackSubjectPrefix(options.clusterId, nuid.next());
-    this.writer = new MessageWriter(this, this.ackPrefix, options.failAfterMs);
+    const term = nuid.next();
+    this.ackPrefix = ackSubjectPrefix(options.clusterId, term);
+    this.writer = new MessageWriter(
+      this,
+      this.ackPrefix,
+      confirmSubjectPrefix(options.clusterId, term),
+      options.failAfterMs,
+    );
   }
 
   /** Opens the state bucket and starts following it (the node is not Leader yet). */

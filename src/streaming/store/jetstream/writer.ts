@@ -13,6 +13,13 @@
 // header and a map entry per message in JetStream; this costs a read on the rare
 // resend instead.) At most WINDOW messages of a channel are out at a time; the rest
 // go out as acknowledgements come back.
+//
+// The Followers do not listen to the PubAcks: once a turn, for every channel that had
+// some, the Leader publishes the highest sequence JetStream acknowledged to the
+// channel's confirmation subject (names.ts confirmSubjectPrefix). A Follower applies a
+// publish it heard once a confirmation of the same Leader term covers its sequence:
+// one message per turn instead of one per stored message, for the Followers and for
+// the nats-servers that routed every PubAck to them.
 import { headers, type Msg, type MsgHdrs } from 'nats';
 import type { StoredMsg } from '../types.js';
 import type { JsChannel } from './channel.js';
@@ -54,11 +61,18 @@ export class MessageWriter {
   private readonly headers: MsgHdrs = headers();
   /** Ready-made frames, one write a turn (frames.ts); null: the client's publish(). */
   private readonly frames: FrameWriter | null;
+  /** Channels acknowledged this turn, confirmed to the Followers at its end. */
+  private confirmDue: JsChannel[] = [];
+  private readonly confirmNow = (): void => {
+    this.confirm();
+  };
 
   constructor(
     private readonly host: WriterHost,
     /** Acks come back on `<ackPrefix>.<channel index>`. */
     private readonly ackPrefix: string,
+    /** Confirmations go to `<confirmPrefix>.<channel index>`. */
+    private readonly confirmPrefix: string,
     private readonly failAfterMs: number,
   ) {
     this.frames = FrameWriter.of(host.engine.nc);
@@ -163,6 +177,10 @@ export class MessageWriter {
     ch.progressAt = performance.now();
     ch.lastError = '';
     ch.leaderless = false;
+    if (!ch.confirmDue) {
+      ch.confirmDue = true;
+      if (this.confirmDue.push(ch) === 1) queueMicrotask(this.confirmNow);
+    }
     const waiters = ch.waiters;
     let n = 0;
     while (n < waiters.length && waiters[n]!.seq <= ch.acked) waiters[n++]!.done();
@@ -173,6 +191,19 @@ export class MessageWriter {
       ch.sentUpTo = ch.inflightHead;
     }
     this.fill(ch);
+  }
+
+  /** Tells the Followers how far JetStream stored each channel acknowledged this turn. */
+  private confirm(): void {
+    const due = this.confirmDue;
+    this.confirmDue = [];
+    const nc = this.host.engine.nc;
+    for (const ch of due) {
+      ch.confirmDue = false;
+      if (nc.isClosed()) continue;
+      const subject = (ch.confirmSubject ??= `${this.confirmPrefix}.${ch.index}`);
+      nc.publish(subject, Buffer.from(`{"stream":"${ch.stream}","seq":${ch.acked}}`));
+    }
   }
 
   /**
