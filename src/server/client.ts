@@ -10,6 +10,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
+import { TcpTransport } from './tcp-transport.js';
 import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
@@ -167,8 +168,9 @@ export class Client implements ParserHandler {
     this.server = server;
     this.cid = cid;
     this.socket = socket;
-    // A net.Socket (TCP, TLS) calls a write back once the kernel has the bytes.
-    this.out.recycles = socket instanceof Socket;
+    // A net.Socket (TCP, TLS) or a TcpTransport calls a write back once the kernel has
+    // the bytes.
+    this.out.recycles = socket instanceof Socket || socket instanceof TcpTransport;
     this.kind = kind;
     this.account = account;
     this.ip = socket?.remoteAddress?.replace(/^::ffff:/, '') ?? '';

@@ -107,10 +107,12 @@ export class Outbound {
       } else {
         for (let i = 0; i < parts.length; i++) socket.write(parts[i]!);
       }
-      socket.uncork();
+      // Emptied before uncork(): a transport may call the writes back there, and a
+      // block still listed in partBlocks would not go back to the pool.
       parts.length = 0;
       blocks.length = 0;
       this.partsBytes = 0;
+      socket.uncork();
     }
     if (socket.writableLength === 0) {
       // Everything went straight into the kernel and the socket keeps no reference

@@ -5,6 +5,8 @@
 // - reads land in the shared read buffer (shared-read.ts) and go to one reader;
 // - a write is tried at once; what the kernel does not take stays with libuv, in
 //   order, and counts in writableLength until written; 'drain' when it is all out;
+// - a write's callback runs once libuv no longer holds its bytes (at once when the
+//   kernel took them whole), in write order: the Outbound returns blocks to its pool;
 // - end() shuts the write side down after the pending writes; the handle closes once
 //   the peer has ended too (as allowHalfOpen: false), or at destroy();
 // - 'end' at the peer's FIN, 'error' (with the syscall) then 'close' on failure,
@@ -33,7 +35,11 @@ interface PendingWrite extends StreamRequest {
   owner: TcpTransport | null;
   bytes: number;
   data: Uint8Array | Uint8Array[] | null;
+  /** How many of the owner's held write callbacks this write completes. */
+  dones: number;
 }
+
+type WriteDone = (err?: Error | null) => void;
 
 /** What the last getpeername() wrote; one object for every accept. */
 const peer: { address?: string | undefined; port?: number | undefined } = {};
@@ -61,6 +67,11 @@ export class TcpTransport implements Transport {
   private shutDown = false;
   private corks = 0;
   private corked: Uint8Array[] = [];
+  /** Callbacks of the corked writes, in order. */
+  private corkedDones: WriteDone[] = [];
+  /** Callbacks of the writes libuv holds, in order (libuv completes a stream's in order). */
+  private heldDones: WriteDone[] = [];
+  private heldHead = 0;
   /** [event, listener, once] triples, made at the first on(). */
   private listeners: Array<EventName | AnyListener | boolean> | null = null;
 
@@ -107,12 +118,25 @@ export class TcpTransport implements Transport {
 
   // ---- writing ----------------------------------------------------------------
 
-  write(data: Buffer): boolean {
-    if (this.destroyed || this.ending) return false;
-    if (data.length === 0) return true;
-    if (this.corks > 0) this.corked.push(data);
-    else this.dispatch(data, null);
+  write(data: Buffer, done?: WriteDone): boolean {
+    if (this.destroyed || this.ending || data.length === 0) {
+      // Nothing of data is kept: the caller may have its bytes back.
+      done?.();
+      return data.length === 0 && !this.destroyed && !this.ending;
+    }
+    if (this.corks > 0) {
+      this.corked.push(data);
+      if (done !== undefined) this.corkedDones.push(done);
+    } else if (this.dispatch(data, null)) {
+      if (done !== undefined) this.hold(done);
+    } else done?.();
     return this.writableLength < HIGH_WATER;
+  }
+
+  /** Keeps `done` for the write libuv just took (the last request dispatched). */
+  private hold(done: WriteDone): void {
+    this.heldDones.push(done);
+    lastHeld!.dones++;
   }
 
   cork(): void {
@@ -123,17 +147,31 @@ export class TcpTransport implements Transport {
     if (this.corks === 0 || --this.corks > 0) return;
     const chunks = this.corked;
     if (chunks.length === 0) return;
+    let held: boolean;
     if (this.destroyed || this.ending) {
       chunks.length = 0;
+      held = false;
     } else if (chunks.length === 1) {
       const only = chunks[0]!;
       chunks.length = 0;
-      this.dispatch(only, null);
+      held = this.dispatch(only, null);
     } else if (this.dispatch(null, chunks)) {
       // libuv holds the array's buffers until written: the next cork gets another.
       this.corked = [];
+      held = true;
     } else {
       chunks.length = 0;
+      held = false;
+    }
+    const dones = this.corkedDones;
+    if (dones.length === 0) return;
+    if (held) {
+      for (let i = 0; i < dones.length; i++) this.hold(dones[i]!);
+      dones.length = 0;
+    } else {
+      // Called from a copy: a callback may write (and cork) again.
+      this.corkedDones = [];
+      for (let i = 0; i < dones.length; i++) dones[i]!();
     }
   }
 
@@ -161,6 +199,8 @@ export class TcpTransport implements Transport {
     req.owner = this;
     req.bytes = bytes;
     req.data = chunks ?? data;
+    req.dones = 0;
+    lastHeld = req;
     this.writableLength += bytes;
     return true;
   }
@@ -168,6 +208,19 @@ export class TcpTransport implements Transport {
   /** A write libuv held is done (status < 0: it failed). */
   writeDone(req: PendingWrite, status: number): void {
     this.writableLength -= req.bytes;
+    // libuv has let go of the bytes, written or not (a closed handle cancels its writes).
+    for (let n = req.dones; n > 0; n--) {
+      const done = this.heldDones[this.heldHead]!;
+      this.heldDones[this.heldHead++] = noDone;
+      done();
+    }
+    if (this.heldHead === this.heldDones.length) {
+      this.heldDones.length = 0;
+      this.heldHead = 0;
+    } else if (this.heldHead >= 1024) {
+      this.heldDones.splice(0, this.heldHead);
+      this.heldHead = 0;
+    }
     if (this.destroyed) return;
     if (status < 0) {
       this.fail(status, 'write');
@@ -210,6 +263,10 @@ export class TcpTransport implements Transport {
     if (this.destroyed) return this;
     this.destroyed = true;
     this.corked.length = 0;
+    // Never handed to libuv: nothing holds their bytes.
+    const dones = this.corkedDones;
+    this.corkedDones = [];
+    for (let i = 0; i < dones.length; i++) dones[i]!();
     if (this.reading) {
       this.reading = false;
       this.handle.readStop();
@@ -272,6 +329,10 @@ export class TcpTransport implements Transport {
 
 /** The write request for the next write; taken by a write libuv holds. */
 let spareWrite: PendingWrite | null = null;
+/** The request of the last write libuv kept (what hold() adds a callback to). */
+let lastHeld: PendingWrite | null = null;
+
+function noDone(): void {}
 
 function newPendingWrite(node: TcpInternals): PendingWrite {
   const req = node.newWriteRequest() as PendingWrite;
@@ -279,6 +340,7 @@ function newPendingWrite(node: TcpInternals): PendingWrite {
   req.owner = null;
   req.bytes = 0;
   req.data = null;
+  req.dones = 0;
   return req;
 }
 
