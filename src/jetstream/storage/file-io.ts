@@ -245,20 +245,24 @@ export class LogFile {
 
   /**
    * Whether the `len` bytes at `pos` are in a chunk still kept; if so READ says where.
-   * The chunks are looked at oldest first (a reader behind them stops at the first), and
-   * the bounds computed and READ written on every call, with an empty chunk when none
-   * holds the bytes (the caller fills READ from the pages then): a field or sum first met
-   * when a reader reaches the chunks would cost V8's optimised load path a deopt and a
-   * recompile.
+   * The chunk is found by binary search (they are in file order): a reader of recent
+   * messages (a KV get) looked at every chunk oldest first, one behind them at every
+   * chunk newest first. The bounds are computed and READ written on every call, with an
+   * empty chunk when none holds the bytes (the caller fills READ from the pages then): a
+   * field or sum first met when a reader reaches the chunks would cost V8's optimised load
+   * path a deopt and a recompile.
    */
   private inChunk(pos: number, len: number): boolean {
     const chunks = this.chunks;
-    let hit = NO_CHUNK;
-    for (let i = 0; i < chunks.length; i++) {
-      const c = chunks[i]!;
-      if (pos < c.start) break;
-      hit = c;
+    // The last chunk starting at or before pos.
+    let lo = 0;
+    let hi = chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (chunks[mid]!.start <= pos) lo = mid + 1;
+      else hi = mid;
     }
+    const hit = lo > 0 ? chunks[lo - 1]! : NO_CHUNK;
     const r = READ;
     r.buf = hit.buf;
     r.at = pos - hit.start;
