@@ -77,12 +77,9 @@ export class NatsBus implements Bus {
     start: number,
     end: number,
   ): void {
-    // Frames are copied into the bus's own buffer at once.
+    // Frames are copied into the bus's own buffer at once (no view made).
     if (this.frames?.addPub(subject, reply, buf, start, end) === true) return;
-    // The client library queues the bytes until its next flush: a lent buffer (a FILE
-    // store's read block, src/server/shared-read.ts) may be filled again by then.
-    const data = buf.subarray(start, end);
-    this.publish(subject, reply, isLent(buf) ? Buffer.from(data) : data);
+    this.publish(subject, reply, buf.subarray(start, end));
   }
 
   publish(subject: string, reply: string | null, data: Uint8Array): void {
@@ -92,7 +89,13 @@ export class NatsBus implements Bus {
       if (frames.addPub(subject, reply, data)) return;
       frames.flush();
     }
-    this.nc.publish(subject, data, reply !== null ? { reply } : undefined);
+    // The client library queues the bytes until its next flush: a lent buffer (a FILE
+    // store's read block, src/server/shared-read.ts) may be filled again by then.
+    this.nc.publish(
+      subject,
+      isLent(data) ? Buffer.from(data) : data,
+      reply !== null ? { reply } : undefined,
+    );
   }
 
   /** The NATS server in between buffers and applies its own limits. */
