@@ -8,6 +8,7 @@ import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { ServerOptions } from './config/options.js';
 import { attachMonitor } from './monitor/index.js';
 import { ignoredFlagWarnings } from './ops/ignored-flags.js';
+import { SMALL_HEAP_GROWTH, watchHeapGrowth } from './ops/heap-growth.js';
 import { EarlySignals, runProcess } from './ops/lifecycle.js';
 import { writePidFile } from './ops/process-files.js';
 import { DEFAULT_PROCESS_NAME, setProcessName } from './ops/process-name.js';
@@ -179,6 +180,7 @@ export async function main(
  */
 function optimizeSooner(): void {
   for (const flag of READY_V8_FLAGS) setFlagsFromString(flag);
+  watchHeapGrowth();
 }
 
 /**
@@ -189,6 +191,8 @@ function optimizeSooner(): void {
 export const READY_V8_FLAGS: readonly string[] = [
   '--interrupt-budget=16000',
   '--max-inlined-bytecode-size-cumulative=300',
+  // Fewer needless mark-compacts while the heap is small (ops/heap-growth.ts).
+  SMALL_HEAP_GROWTH,
 ];
 
 /** Options from the config file with the command line's flags on top, as the reference. */
