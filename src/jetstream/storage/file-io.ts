@@ -122,6 +122,17 @@ export class LogFile {
     this.written = size;
     this.queuedFrom = size;
     this.isNew = size === 0;
+    // Fields first changed far into a stream's life (the first chunk handed to the cache,
+    // the first block sealed) are written a second time here: V8 holds a field written
+    // once as a constant and throws away the code that relied on it at its first change,
+    // which for these came thousands of messages into a fresh server's first publishes
+    // and took the store's write path (storeMsg, room) with it.
+    this.sealed = true;
+    this.sealed = false;
+    this.retained = -1;
+    this.retained = 0;
+    this.pinned = true;
+    this.pinned = false;
   }
 
   /** Room for `n` bytes at the end: write them at buf[at], then commit(n). */
@@ -422,6 +433,11 @@ class ReadCache {
 
   constructor(private readonly limit: number) {
     this.unreadLimit = limit >>> 2;
+    // Written twice: variables to V8 from the start (see LogFile's constructor).
+    this.bytes = -1;
+    this.bytes = 0;
+    this.unreadBytes = -1;
+    this.unreadBytes = 0;
   }
 
   /** Adds a page; `written` for one of what a file wrote (not read yet). */
@@ -523,7 +539,7 @@ export class FileIo {
   /** Bytes loads read back from disk (not found in the chunks or the read cache). */
   readBack = 0;
   /** Chunks written into the memory of an earlier one (chunkBuffer), not fresh memory. */
-  chunksReused = 0;
+  chunksReused = -1;
   private durable = 0;
   readonly cache: ReadCache;
   private dirty: LogFile[] = [];
@@ -541,6 +557,7 @@ export class FileIo {
   failure: Error | undefined;
 
   constructor(private readonly options: FileIoOptions) {
+    this.chunksReused = 0;
     this.cache = new ReadCache(options.cacheBytes);
     if (!options.syncAlways && options.syncIntervalMs > 0) {
       this.timer = setInterval(() => this.addTask(() => this.syncAll()), options.syncIntervalMs);
