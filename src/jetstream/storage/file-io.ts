@@ -99,7 +99,10 @@ export class LogFile {
    * chunks the read cache holds (each one entry there), then the tail (TAIL_KEEP) and
    * what is not written yet.
    */
-  private chunks: Chunk[] = [];
+  // Made holding objects (V8's elements kind), as the list of an older file is by now:
+  // an empty `[]` is an array of small integers to V8, and a new block's first append
+  // sent the optimised write path (room) back to the interpreter with a "wrong map".
+  private chunks: Chunk[] = emptyListOf(NO_CHUNK);
   private retained = 0;
   private queuedFrom: number;
   private patches: Patch[] = [];
@@ -137,8 +140,11 @@ export class LogFile {
 
   /** Room for `n` bytes at the end: write them at buf[at], then commit(n). */
   room(n: number): Chunk {
-    let c = this.chunks[this.chunks.length - 1];
-    if (c === undefined || c.start + c.used !== this.size || c.buf.length - c.used < n) {
+    // A new file has no chunk: NO_CHUNK (no room) rather than a read past the list's end,
+    // which a new block's first append would do first, deep into a fresh server's life.
+    const k = this.chunks.length;
+    let c = k > 0 ? this.chunks[k - 1]! : NO_CHUNK;
+    if (c.start + c.used !== this.size || c.buf.length - c.used < n) {
       const size = Math.max(n, this.nextChunk);
       this.nextChunk = Math.min(this.nextChunk * 2, MAX_CHUNK);
       const buf = size === MAX_CHUNK ? this.io.chunkBuffer() : Buffer.allocUnsafe(size);
@@ -409,6 +415,13 @@ export class LogFile {
 }
 
 const NO_CHUNK: Chunk = { start: 0, buf: Buffer.alloc(0), used: 0, entry: null, lent: false };
+
+/** An empty array that V8 already holds as one of objects (made with `sample`, then emptied). */
+function emptyListOf<T extends object>(sample: T): T[] {
+  const list = [sample];
+  list.length = 0;
+  return list;
+}
 /** What inChunk() and read() found; `chunk` is the chunk that held it (NO_CHUNK if none). */
 const READ: { buf: Buffer; at: number; chunk: Chunk } = {
   buf: Buffer.alloc(0),
@@ -539,7 +552,7 @@ export class FileIo {
   /** Bytes loads read back from disk (not found in the chunks or the read cache). */
   readBack = 0;
   /** Chunks written into the memory of an earlier one (chunkBuffer), not fresh memory. */
-  chunksReused = -1;
+  chunksReused = -1; // then 0: written twice (see LogFile's constructor)
   private durable = 0;
   readonly cache: ReadCache;
   private dirty: LogFile[] = [];
@@ -550,7 +563,7 @@ export class FileIo {
   private readonly unsynced = new Set<LogFile>();
   private readonly dirsToSync = new Set<string>();
   /** Buffers of chunks the read cache let go unread, for the next chunks (MAX_CHUNK each). */
-  private readonly spare: Buffer[] = [];
+  private readonly spare: Buffer[] = emptyListOf(NO_CHUNK.buf);
   private scheduled = false;
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
