@@ -5,6 +5,8 @@
 import { subjectMatches } from '../../subjects/validate.js';
 
 const INITIAL_SLOTS = 1024;
+const NO_SLOTS = new Uint32Array(0);
+const NO_TIMES = new Float64Array(0);
 
 /** The slots of one block file: sequence `base + i` is slot i; offset 0 means no message. */
 export class BlockSlots {
@@ -20,6 +22,10 @@ export class BlockSlots {
     public base: number,
     capacity = INITIAL_SLOTS,
   ) {
+    // Each written twice (see LogFile's constructor): the first growth, a thousand
+    // messages into a block, is no first change of a constant.
+    this.off = this.len = this.sid = NO_SLOTS;
+    this.ts = NO_TIMES;
     this.off = new Uint32Array(capacity);
     this.len = new Uint32Array(capacity);
     this.sid = new Uint32Array(capacity);
@@ -32,7 +38,10 @@ export class BlockSlots {
 
   /** Sequence `seq` (≥ base + count) stored at `off`; the sequences skipped are empty slots. */
   add(seq: number, off: number, len: number, sid: number, ts: number): void {
-    if (this.count === 0) this.base = seq;
+    // A store on every call, not in a branch first taken by a new block's first message:
+    // a named store with no feedback yet sends the optimised write path back to the
+    // interpreter there (V8 allocates feedback only once a function has run a few times).
+    this.base = this.count === 0 ? seq : this.base;
     const i = seq - this.base;
     if (i >= this.off.length) this.grow(i + 1);
     for (let k = this.count; k < i; k++) {

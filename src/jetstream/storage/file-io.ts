@@ -30,6 +30,8 @@ import { dirname } from 'node:path';
 
 const MIN_CHUNK = 16 * 1024;
 const MAX_CHUNK = 1024 * 1024;
+/** Chunk buffers kept for reuse at most (see FileIo.chunkBuffer). */
+const SPARE_CHUNKS = 4;
 /** Recent chunks of a file kept for loads after they are written (readers near the tail). */
 const TAIL_KEEP = 2 * 1024 * 1024;
 /** Loads read a file in pages of this size, kept in one LRU cache for all files. */
@@ -42,6 +44,10 @@ interface Chunk {
   readonly start: number;
   readonly buf: Buffer;
   used: number;
+  /** Its entry in the read cache, once written and past the tail (see trimChunks). */
+  entry: Page | null;
+  /** A load was given its bytes (a view may be kept): its buffer is never reused. */
+  lent: boolean;
 }
 
 interface Patch {
@@ -49,11 +55,16 @@ interface Patch {
   readonly buf: Buffer;
 }
 
-/** A page of a file read back from disk: bytes [index * PAGE, index * PAGE + buf.length). */
+/**
+ * A page of a file read back from disk: bytes [index * PAGE, index * PAGE + buf.length);
+ * or a written chunk kept for readers (`chunk` set, `index` -1: its bytes are found in
+ * the file's chunks, not in `pages`).
+ */
 interface Page {
   readonly file: LogFile;
   readonly index: number;
   readonly buf: Buffer;
+  readonly chunk: Chunk | null;
   /**
    * The pages that are views of one buffer (a read-ahead, a written chunk), or null for a
    * page with a buffer of its own: they leave the cache together, so that a page still
@@ -83,7 +94,16 @@ export class LogFile {
   lastPage = -2;
   /** Pages of this file in the read cache. */
   readonly pages = new Map<number, Page>();
-  private chunks: Chunk[] = [];
+  /**
+   * The file's newest bytes in memory, in file order: the first `retained` are written
+   * chunks the read cache holds (each one entry there), then the tail (TAIL_KEEP) and
+   * what is not written yet.
+   */
+  // Made holding objects (V8's elements kind), as the list of an older file is by now:
+  // an empty `[]` is an array of small integers to V8, and a new block's first append
+  // sent the optimised write path (room) back to the interpreter with a "wrong map".
+  private chunks: Chunk[] = emptyListOf(NO_CHUNK);
+  private retained = 0;
   private queuedFrom: number;
   private patches: Patch[] = [];
   private nextChunk = MIN_CHUNK;
@@ -105,15 +125,30 @@ export class LogFile {
     this.written = size;
     this.queuedFrom = size;
     this.isNew = size === 0;
+    // Fields first changed far into a stream's life (the first chunk handed to the cache,
+    // the first block sealed) are written a second time here: V8 holds a field written
+    // once as a constant and throws away the code that relied on it at its first change,
+    // which for these came thousands of messages into a fresh server's first publishes
+    // and took the store's write path (storeMsg, room) with it.
+    this.sealed = true;
+    this.sealed = false;
+    this.retained = -1;
+    this.retained = 0;
+    this.pinned = true;
+    this.pinned = false;
   }
 
   /** Room for `n` bytes at the end: write them at buf[at], then commit(n). */
   room(n: number): Chunk {
-    let c = this.chunks[this.chunks.length - 1];
-    if (c === undefined || c.start + c.used !== this.size || c.buf.length - c.used < n) {
+    // A new file has no chunk: NO_CHUNK (no room) rather than a read past the list's end,
+    // which a new block's first append would do first, deep into a fresh server's life.
+    const k = this.chunks.length;
+    let c = k > 0 ? this.chunks[k - 1]! : NO_CHUNK;
+    if (c.start + c.used !== this.size || c.buf.length - c.used < n) {
       const size = Math.max(n, this.nextChunk);
       this.nextChunk = Math.min(this.nextChunk * 2, MAX_CHUNK);
-      c = { start: this.size, buf: Buffer.allocUnsafe(size), used: 0 };
+      const buf = size === MAX_CHUNK ? this.io.chunkBuffer() : Buffer.allocUnsafe(size);
+      c = { start: this.size, buf, used: 0, entry: null, lent: false };
       this.chunks.push(c);
       this.trimChunks();
     }
@@ -141,6 +176,7 @@ export class LogFile {
     const mem = this.inChunk(pos, len);
     const memBuf = READ.buf;
     const memAt = READ.at;
+    // The chunks (those the cache holds too) are patched in place: only pages read back go.
     if (mem) fill(memBuf, memAt);
     // Bytes already handed to a write (done or in flight) are written again after it.
     if (pos < this.queuedFrom) {
@@ -158,12 +194,14 @@ export class LogFile {
         this.io.markDirty(this);
       }
     }
-    this.io.cache.dropFile(this);
+    this.io.cache.dropPages(this);
   }
 
   /** Forgets everything past `size` (truncate): cut on disk at the next round. */
   cut(size: number): void {
     if (size >= this.size) return;
+    // Cached chunks go first (all of them, as cached pages do: dropFile below).
+    this.io.cache.dropFile(this);
     this.chunks = this.chunks.filter((c) => c.start < size);
     const last = this.chunks[this.chunks.length - 1];
     if (last !== undefined && last.start + last.used > size) last.used = size - last.start;
@@ -182,16 +220,52 @@ export class LogFile {
     }
   }
 
+  /**
+   * Written chunks past the tail (older than TAIL_KEEP; all of a sealed file) go to the
+   * read cache, each as one entry, and stay in `chunks` where loads find them: a reader
+   * of recent messages (a consumer close behind its publishers, a consumer created after
+   * them) reads them from memory instead of from disk, within the cache's budget, as the
+   * reference's message blocks keep what they wrote. Those nobody reads leave first (the
+   * cache keeps a quarter of its budget for them). One entry per chunk, not a page object
+   * per 16 KB of it: a fresh server publishing 1 KiB messages spent more in putting pages
+   * into the cache (interpreted, then compiled) than in writing the chunks.
+   */
   private trimChunks(): void {
-    // Written chunks go to the read cache: those older than TAIL_KEEP, and all of a sealed file.
     const chunks = this.chunks;
-    while (chunks.length > (this.sealed ? 0 : 1)) {
-      const c = chunks[0]!;
+    const keep = this.sealed ? 0 : 1;
+    while (this.retained < chunks.length - keep) {
+      const c = chunks[this.retained]!;
       const end = c.start + c.used;
       if (end > this.written || (!this.sealed && this.size - end < TAIL_KEEP)) break;
-      chunks.shift();
-      this.retain(c, chunks[0]);
+      this.retained++;
+      const entry: Page = {
+        file: this,
+        index: -1,
+        buf: c.buf,
+        chunk: c,
+        group: null,
+        unread: false,
+      };
+      c.entry = entry;
+      this.io.cache.put(entry, true);
     }
+  }
+
+  /** The cache let a chunk go: its bytes are read back from disk from now on. */
+  forgetChunk(c: Chunk): void {
+    c.entry = null;
+    // Nobody was given a view of it: its memory takes the next chunk's bytes.
+    if (!c.lent && c.buf.length === MAX_CHUNK) this.io.spareChunk(c.buf);
+    const chunks = this.chunks;
+    const i = this.chunkAt(c.start);
+    if (i < 0 || chunks[i] !== c) return;
+    chunks.splice(i, 1);
+    if (i < this.retained) this.retained--;
+  }
+
+  /** The chunks the read cache holds (a copy of the list: dropping them changes it). */
+  cachedChunks(): Chunk[] {
+    return this.chunks.slice(0, this.retained);
   }
 
   /** A block no longer written: its chunks go to the read cache once they are written. */
@@ -200,47 +274,17 @@ export class LogFile {
     this.trimChunks();
   }
 
-  /**
-   * Puts a written chunk into the read cache as pages, views of it (no copy): a reader of
-   * recent messages (a consumer close behind its publishers, a consumer created after
-   * them) finds them in memory instead of reading them back from disk, within the
-   * cache's budget, as the reference's message blocks keep what they wrote. The page
-   * that runs on into the next chunk is copied together from both; the one that begins
-   * in the chunk before was made with that chunk. Those nobody reads leave first (the
-   * cache keeps a quarter of its budget for them).
-   */
-  private retain(c: Chunk, next: Chunk | undefined): void {
-    const end = c.start + c.used;
-    const cache = this.io.cache;
-    const group: Page[] = [];
-    let i = Math.ceil(c.start / PAGE);
-    for (; (i + 1) * PAGE <= end; i++) {
-      const at = i * PAGE - c.start;
-      const p: Page = {
-        file: this,
-        index: i,
-        buf: c.buf.subarray(at, at + PAGE),
-        group,
-        unread: false,
-      };
-      group.push(p);
-      cache.put(p, true);
+  /** The index of the last chunk starting at or before `pos` (-1: none). */
+  private chunkAt(pos: number): number {
+    const chunks = this.chunks;
+    let lo = 0;
+    let hi = chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (chunks[mid]!.start <= pos) lo = mid + 1;
+      else hi = mid;
     }
-    const start = i * PAGE;
-    if (start >= end) return;
-    const head = c.buf.subarray(start - c.start, c.used);
-    if (next === undefined || next.start !== end) {
-      // A short page: a load past its end reads the page back from disk.
-      const p: Page = { file: this, index: i, buf: head, group, unread: false };
-      group.push(p);
-      cache.put(p, true);
-      return;
-    }
-    const tail = Math.min(PAGE - head.length, next.used);
-    const buf = Buffer.allocUnsafe(head.length + tail);
-    buf.set(head, 0);
-    buf.set(next.buf.subarray(0, tail), head.length);
-    cache.put({ file: this, index: i, buf, group: null, unread: false }, true);
+    return lo - 1;
   }
 
   /**
@@ -253,19 +297,12 @@ export class LogFile {
    * path a deopt and a recompile.
    */
   private inChunk(pos: number, len: number): boolean {
-    const chunks = this.chunks;
-    // The last chunk starting at or before pos.
-    let lo = 0;
-    let hi = chunks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (chunks[mid]!.start <= pos) lo = mid + 1;
-      else hi = mid;
-    }
-    const hit = lo > 0 ? chunks[lo - 1]! : NO_CHUNK;
+    const i = this.chunkAt(pos);
+    const hit = i >= 0 ? this.chunks[i]! : NO_CHUNK;
     const r = READ;
     r.buf = hit.buf;
     r.at = pos - hit.start;
+    r.chunk = hit;
     // False for NO_CHUNK: nothing ends at or before 0.
     return pos + len <= hit.start + hit.used;
   }
@@ -273,7 +310,12 @@ export class LogFile {
   /** The `len` bytes at `pos`: in `buf` at `at`. Synchronous (loads are). */
   read(pos: number, len: number): { buf: Buffer; at: number } {
     const r = READ;
-    if (this.inChunk(pos, len)) return r;
+    if (this.inChunk(pos, len)) {
+      r.chunk.lent = true;
+      const entry = r.chunk.entry;
+      if (entry !== null) this.io.cache.touch(entry);
+      return r;
+    }
     const first = Math.floor(pos / PAGE);
     const last = Math.floor((pos + len - 1) / PAGE);
     if (last !== first) {
@@ -295,6 +337,7 @@ export class LogFile {
           file: this,
           index: first + k,
           buf: buf.subarray(k * PAGE, (k + 1) * PAGE),
+          chunk: null,
           group,
           unread: false,
         };
@@ -349,9 +392,12 @@ export class LogFile {
   take(): { bufs: Buffer[]; patches: Patch[]; cutTo: number } {
     this.dirty = false;
     const bufs: Buffer[] = [];
-    for (const c of this.chunks) {
-      const end = c.start + c.used;
-      if (end <= this.queuedFrom) continue;
+    const chunks = this.chunks;
+    // Only the newest chunks hold bytes not queued yet (the cached ones before them never).
+    let i = chunks.length;
+    while (i > 0 && chunks[i - 1]!.start + chunks[i - 1]!.used > this.queuedFrom) i--;
+    for (; i < chunks.length; i++) {
+      const c = chunks[i]!;
       bufs.push(c.buf.subarray(Math.max(this.queuedFrom - c.start, 0), c.used));
     }
     this.queuedFrom = this.size;
@@ -368,8 +414,20 @@ export class LogFile {
   }
 }
 
-const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
-const NO_CHUNK: Chunk = { start: 0, buf: Buffer.alloc(0), used: 0 };
+const NO_CHUNK: Chunk = { start: 0, buf: Buffer.alloc(0), used: 0, entry: null, lent: false };
+
+/** An empty array that V8 already holds as one of objects (made with `sample`, then emptied). */
+function emptyListOf<T extends object>(sample: T): T[] {
+  const list = [sample];
+  list.length = 0;
+  return list;
+}
+/** What inChunk() and read() found; `chunk` is the chunk that held it (NO_CHUNK if none). */
+const READ: { buf: Buffer; at: number; chunk: Chunk } = {
+  buf: Buffer.alloc(0),
+  at: 0,
+  chunk: NO_CHUNK,
+};
 
 /**
  * Pages read back from disk, and pages of what was written, least recently used first,
@@ -388,13 +446,20 @@ class ReadCache {
 
   constructor(private readonly limit: number) {
     this.unreadLimit = limit >>> 2;
+    // Written twice: variables to V8 from the start (see LogFile's constructor).
+    this.bytes = -1;
+    this.bytes = 0;
+    this.unreadBytes = -1;
+    this.unreadBytes = 0;
   }
 
   /** Adds a page; `written` for one of what a file wrote (not read yet). */
   put(p: Page, written = false): void {
-    const old = p.file.pages.get(p.index);
-    if (old !== undefined) this.drop(old);
-    p.file.pages.set(p.index, p);
+    if (p.chunk === null) {
+      const old = p.file.pages.get(p.index);
+      if (old !== undefined) this.drop(old);
+      p.file.pages.set(p.index, p);
+    }
     this.lru.add(p);
     this.newest = p;
     this.bytes += p.buf.length;
@@ -443,13 +508,20 @@ class ReadCache {
     if (p === this.newest) this.newest = null;
     this.bytes -= p.buf.length;
     if (p.unread) this.markRead(p);
-    if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
+    if (p.chunk !== null) p.file.forgetChunk(p.chunk);
+    else if (p.file.pages.get(p.index) === p) p.file.pages.delete(p.index);
     return true;
   }
 
-  /** Forgets a file's pages (overwritten, cut, closed). */
-  dropFile(file: LogFile): void {
+  /** Forgets a file's pages read back from disk (overwritten). */
+  dropPages(file: LogFile): void {
     for (const p of [...file.pages.values()]) this.drop(p);
+  }
+
+  /** Forgets all a file holds here, pages and chunks (cut, closed). */
+  dropFile(file: LogFile): void {
+    this.dropPages(file);
+    for (const c of file.cachedChunks()) this.drop(c.entry!);
   }
 }
 
@@ -479,6 +551,8 @@ export class FileIo {
   appended = 0;
   /** Bytes loads read back from disk (not found in the chunks or the read cache). */
   readBack = 0;
+  /** Chunks written into the memory of an earlier one (chunkBuffer), not fresh memory. */
+  chunksReused = -1; // then 0: written twice (see LogFile's constructor)
   private durable = 0;
   readonly cache: ReadCache;
   private dirty: LogFile[] = [];
@@ -488,17 +562,38 @@ export class FileIo {
   private readonly openFiles = new Set<LogFile>();
   private readonly unsynced = new Set<LogFile>();
   private readonly dirsToSync = new Set<string>();
+  /** Buffers of chunks the read cache let go unread, for the next chunks (MAX_CHUNK each). */
+  private readonly spare: Buffer[] = emptyListOf(NO_CHUNK.buf);
   private scheduled = false;
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   failure: Error | undefined;
 
   constructor(private readonly options: FileIoOptions) {
+    this.chunksReused = 0;
     this.cache = new ReadCache(options.cacheBytes);
     if (!options.syncAlways && options.syncIntervalMs > 0) {
       this.timer = setInterval(() => this.addTask(() => this.syncAll()), options.syncIntervalMs);
       this.timer.unref();
     }
+  }
+
+  /**
+   * A buffer for a chunk of MAX_CHUNK bytes: one the cache let go if there is one. A
+   * fresh one costs a page fault per 4 KB at its first writes (the kernel zeroes the
+   * page; in a VM, a trap more): some 13 ms per 30 MB here, a tenth of the event loop's
+   * time in a fresh server taking 1 KiB publishes, and the garbage collector frees a
+   * cached chunk's memory only at a full collection, so malloc cannot reuse it either.
+   */
+  chunkBuffer(): Buffer {
+    const buf = this.spare.pop();
+    if (buf === undefined) return Buffer.allocUnsafe(MAX_CHUNK);
+    this.chunksReused++;
+    return buf;
+  }
+
+  spareChunk(buf: Buffer): void {
+    if (this.spare.length < SPARE_CHUNKS) this.spare.push(buf);
   }
 
   markDirty(file: LogFile): void {

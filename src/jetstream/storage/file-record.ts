@@ -113,6 +113,10 @@ function seal(b: Buffer, at: number, rl: number, field: number): void {
 /**
  * Encodes a message at `b[at]` (the caller made room for
  * msgRecordSize(3 * subject.length, ...)); returns the record's length.
+ *
+ * The head is written first and its CRC taken, then the payload is copied and the CRC
+ * continued over `data` itself (the publisher's bytes, the same as the copy): a payload
+ * past 256 bytes goes to zlib whole, with no view of the record made for it.
  */
 export function putMsgRecord(
   b: Buffer,
@@ -131,16 +135,18 @@ export function putMsgRecord(
     b.set(hdr, pos + 4);
     pos += 4 + hdr.length;
   }
-  b.set(data, pos);
-  pos += data.length + RECORD_TRAILER;
-  const rl = pos - at;
+  const rl = pos + data.length + RECORD_TRAILER - at;
   const field = hdr.length > 0 ? rl | HDR_BIT : rl;
   u32(b, at, field);
   putSeqKind(b, at + 4, seq, KIND_MSG);
   putTs(b, at + 12, ts);
   b[at + 20] = sl;
   b[at + 21] = sl >>> 8;
-  seal(b, at, rl, field);
+  const crc = IEEE.bytes(b, at, pos);
+  b.set(data, pos);
+  pos += data.length;
+  u32(b, pos, IEEE.bytes(data, 0, data.length, crc));
+  u32(b, pos + 4, field);
   return rl;
 }
 

@@ -285,6 +285,38 @@ describe('file store: reads and erase', () => {
     await o.storage.close();
   });
 
+  it('writes new chunks into the memory of those the cache let go unread, never of one a load was given', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('REUSE', 'file');
+    // 2 MB of cache: a quarter of it for written chunks nobody read, so 1 MB chunks come
+    // and go many times over 24 MB; 8 MB blocks, so chunks grow to 1 MB and stay so.
+    const o = open(dir, cfg, { blockSize: 8 * 1024 * 1024, cacheBytes: 2 * 1024 * 1024 });
+    const n = 24_000;
+    const fill = (seq: number): number => (seq * 31) % 251;
+    let kept: Buffer | undefined;
+    let keptSeq = 0;
+    for (let seq = 1; seq <= n; seq++) {
+      o.store.storeMsg('reuse.x', Buffer.alloc(0), Buffer.alloc(1000, fill(seq)), Date.now() * NS);
+      if (seq % 500 === 0) await o.storage.io.flush();
+      // A load of a message still in memory: its chunk is lent (the view is kept here).
+      if (seq === 6000) {
+        kept = o.store.loadMsg(5990)!.data;
+        keptSeq = 5990;
+      }
+    }
+    await o.storage.io.flush();
+    assert.ok(o.storage.io.chunksReused > 5, `${o.storage.io.chunksReused} chunks reused`);
+    assert.ok(
+      kept!.length === 1000 && kept!.every((b) => b === fill(keptSeq)),
+      'a view a load gave out is never written over',
+    );
+    for (let seq = 1; seq <= n; seq += 7) {
+      const m = o.store.loadMsg(seq)!;
+      assert.ok(m.data.length === 1000 && m.data.every((b) => b === fill(seq)), `data of ${seq}`);
+    }
+    await o.storage.close();
+  });
+
   it('erase overwrites a message already on disk; the rest of its block is intact', async () => {
     const dir = await tempDir();
     const cfg = streamConfig('ERASE', 'file');
