@@ -123,6 +123,14 @@ export class JsAccount implements StreamHost {
     );
   }
 
+  /**
+   * publish() of a message laid out by its sender in `buf[start, end)`, the first `hdrLen`
+   * bytes its header block (0: none): no view and no concatenation is made of it.
+   */
+  publishRange(subject: string, buf: Buffer, start: number, hdrLen: number, end: number): number {
+    return this.js.server.publishInternalRange(this.client, subject, null, buf, start, end, hdrLen);
+  }
+
   deliver(subject: string, m: PublishedMessage): number {
     return this.js.server.routeInternal(this.client, subject, m);
   }

@@ -49,9 +49,19 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     return this;
   }
 
-  /** set() of a payload without headers given as `buf[start, end)`: no view of it is made. */
-  setRange(subject: string, reply: string | null, buf: Buffer, start: number, end: number): this {
-    this.layOut(subject, reply, 0, end - start);
+  /**
+   * set() of a message given as `buf[start, end)`, its first `hdrLen` bytes its header
+   * block (0: none): no view of it is made.
+   */
+  setRange(
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+    hdrLen = 0,
+  ): this {
+    this.layOut(subject, reply, hdrLen, end - start);
     this.payload = buf;
     this.payloadStart = start;
     this.payloadEnd = end;

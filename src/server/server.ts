@@ -591,8 +591,9 @@ export class Server {
   }
 
   /**
-   * publishInternal of a payload given as `buf[start, end)`, without headers: no view of
-   * it is made (the streaming layer's PubAcks and deliveries).
+   * publishInternal of a message given as `buf[start, end)`, its first `hdrLen` bytes
+   * its header block (0: none): no view of it is made (the streaming layer's PubAcks and
+   * deliveries, JetStream's direct gets).
    */
   publishInternalRange(
     c: Client,
@@ -601,6 +602,7 @@ export class Server {
     buf: Buffer,
     start: number,
     end: number,
+    hdrLen = 0,
   ): number {
     const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).setRange(
       subject,
@@ -608,6 +610,7 @@ export class Server {
       buf,
       start,
       end,
+      hdrLen,
     );
     return this.routeInternal(c, subject, m);
   }
