@@ -123,12 +123,17 @@ export class JsAccount implements StreamHost {
     );
   }
 
+  reply(subject: string, hdr: Buffer | null, data: Buffer): number {
+    return this.js.server.publishInternal(this.client, subject, null, data, hdr, null, true);
+  }
+
   /**
-   * publish() of a message laid out by its sender in `buf[start, end)`, the first `hdrLen`
+   * reply() of a message laid out by its sender in `buf[start, end)`, the first `hdrLen`
    * bytes its header block (0: none): no view and no concatenation is made of it.
    */
-  publishRange(subject: string, buf: Buffer, start: number, hdrLen: number, end: number): number {
-    return this.js.server.publishInternalRange(this.client, subject, null, buf, start, end, hdrLen);
+  replyRange(subject: string, buf: Buffer, start: number, hdrLen: number, end: number): number {
+    const server = this.js.server;
+    return server.publishInternalRange(this.client, subject, null, buf, start, end, hdrLen, true);
   }
 
   deliver(subject: string, m: PublishedMessage): number {
@@ -242,7 +247,7 @@ export class JsAccount implements StreamHost {
       }
     }
     const text = JSON.stringify(body);
-    if (reply !== null && reply !== '') this.publish(reply, null, null, Buffer.from(text));
+    if (reply !== null && reply !== '') this.reply(reply, null, Buffer.from(text));
     return text;
   }
 

@@ -36,6 +36,11 @@ export interface StreamHost {
    */
   deliver(subject: string, m: PublishedMessage): number;
   /**
+   * publish() of the answer to a request (a PubAck, an API response) to its reply
+   * subject, which is unlikely to come again: its match is not cached.
+   */
+  reply(subject: string, hdr: Buffer | null, data: Buffer): number;
+  /**
    * Bytes waiting to be written to the busiest connection listening on `subject`: a
    * consumer delivering a backlog waits while its receiver is behind.
    */
@@ -178,7 +183,7 @@ export class Stream {
       if (msgId !== '') {
         const dde = this.checkMsgId(msgId);
         if (dde !== undefined) {
-          if (canRespond) this.host.publish(reply, null, null, this.pubAcks.duplicate(dde.seq));
+          if (canRespond) this.host.reply(reply, null, this.pubAcks.duplicate(dde.seq));
           return;
         }
       }
@@ -296,7 +301,7 @@ export class Stream {
   private queueAck(reply: string, seq: number): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
     if (this.store.type === 'memory') {
-      this.host.publish(reply, null, null, this.pubAcks.ack(seq));
+      this.host.reply(reply, null, this.pubAcks.ack(seq));
       return;
     }
     this.ackReplies.push(reply);
@@ -330,7 +335,7 @@ export class Stream {
     const held = this.host.holdOutput();
     try {
       for (let i = 0; i < n; i++) {
-        this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
+        this.host.reply(replies[i]!, null, failed ?? this.pubAcks.ack(seqs[i]!));
       }
     } finally {
       this.host.releaseOutput(held);
@@ -350,7 +355,7 @@ export class Stream {
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
   private respondError(reply: string, error: ApiError): void {
     const body = JSON.stringify({ error, stream: this.cfg.name, seq: 0 });
-    this.host.publish(reply, null, null, Buffer.from(body));
+    this.host.reply(reply, null, Buffer.from(body));
   }
 
   private checkMsgId(id: string): Dedupe | undefined {

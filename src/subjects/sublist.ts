@@ -176,6 +176,16 @@ export class Sublist<S extends Indexed> {
   }
 
   /**
+   * match() for a subject that is unlikely to come again (a request's reply subject,
+   * answered once): the cache is neither asked nor filled, so unique subjects cost no
+   * insertion and no sweep, and do not push out the results of subjects that repeat.
+   */
+  matchOnce(subject: string): MatchResult<S> {
+    this.matches++;
+    return this.matchUncached(subject);
+  }
+
+  /**
    * Whether every subscription that can match a subject beginning with the literal
    * tokens `prefix` passes `allowed`: none sits on a wildcard along the prefix, and all
    * below it pass. A publish tap (src/server/publish-tap.ts) asks, once per change of

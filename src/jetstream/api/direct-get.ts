@@ -65,7 +65,7 @@ export function directGet(
 }
 
 function status(jsa: JsAccount, reply: string, text: string): void {
-  jsa.publish(reply, null, statusHeader(text), EMPTY);
+  jsa.reply(reply, statusHeader(text), EMPTY);
 }
 
 /** What a load fills in: its views are used before the next load. */
@@ -101,7 +101,7 @@ function answer(jsa: JsAccount, reply: string, stream: Stream, m: StoredMsg | un
     hdr = setHeader(hdr, 'Nats-Subject', m.subject);
     hdr = setHeader(hdr, 'Nats-Sequence', String(m.seq));
     hdr = setHeader(hdr, 'Nats-Time-Stamp', ts);
-    jsa.publish(reply, null, hdr, m.data);
+    jsa.reply(reply, hdr, m.data);
     return;
   }
   if (stream.name !== headName || m.subject !== headSubject) {
@@ -131,7 +131,7 @@ function answer(jsa: JsAccount, reply: string, stream: Stream, m: StoredMsg | un
   p += data.length;
   routing = true;
   try {
-    jsa.publishRange(reply, b, 0, hdrLen, p);
+    jsa.replyRange(reply, b, 0, hdrLen, p);
   } finally {
     routing = nested;
   }
