@@ -10,6 +10,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
+import { SHARED_READ_BUFFER } from './shared-read.js';
 import { TcpTransport } from './tcp-transport.js';
 import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
@@ -154,6 +155,8 @@ export class Client implements ParserHandler {
   /** The server's turn of this connection's last read, and when its reads in it began. */
   private readTurn = -1;
   private turnStart = -0; // a double (see lastPingIn)
+  /** The last read filled the shared read buffer: the next may come in the same turn. */
+  private lastReadFull = false;
   private yielding = false;
   /** Reads are paused for a bcrypt verdict (awaitVerdict); a yield must not resume them. */
   private verdictPending = false;
@@ -199,12 +202,25 @@ export class Client implements ParserHandler {
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
     const server = this.server;
-    const turn = server.turn();
-    if (turn !== this.readTurn) {
-      this.readTurn = turn;
+    // libuv reads a socket again in the same turn only after a read that filled its
+    // buffer: after a shorter shared read this one begins a new turn, known without
+    // Server.turn() and the setImmediate it costs (one per request of a client that
+    // waits for each answer). Other reads (TLS, WebSocket) count turns as they come.
+    if (this.sharedReads && !this.lastReadFull) {
       this.turnStart = performance.now();
+    } else {
+      const turn = server.turn();
+      if (turn !== this.readTurn) {
+        this.readTurn = turn;
+        this.turnStart = performance.now();
+      }
     }
     server.runRead(this, this.parser, chunk, this);
+    if (this.sharedReads) {
+      this.lastReadFull = chunk.length === SHARED_READ_BUFFER.length;
+      // The next read may come in this turn: its start is told by the turn's number.
+      if (this.lastReadFull) this.readTurn = server.turn();
+    }
     if (performance.now() - this.turnStart > READ_SLICE_MS && !this.yielding && !this.closed) {
       this.yielding = true;
       this.socket?.pause();
