@@ -98,6 +98,11 @@ interface Dedupe {
 const NATS_MSG_ID = 'Nats-Msg-Id';
 /** Every header the publish path reads starts so (their case is exact, as the reference's). */
 const NATS_HEADERS = Buffer.from('\r\nNats-');
+/**
+ * `NATS/1.0` and that needle: a block no longer (the empty one nats v2's js.publish
+ * sends with every publish, a KV put's) holds no header the publish path reads.
+ */
+const SHORTEST_WITH_NATS = 8 + NATS_HEADERS.length;
 const MAX_HEADER = 65535;
 
 export class Stream {
@@ -172,7 +177,7 @@ export class Stream {
     let msgId = '';
     let rollup = '';
     // The header block becomes a string once, and only when it holds a header read here.
-    if (hdr !== null && hdr.length > 0 && hdr.indexOf(NATS_HEADERS) >= 0) {
+    if (hdr !== null && hdr.length > SHORTEST_WITH_NATS && hdr.indexOf(NATS_HEADERS) >= 0) {
       const hdrText = hdr.toString('latin1');
       const expectedStream = headerValueIn(hdrText, 'Nats-Expected-Stream');
       if (expectedStream !== '' && expectedStream !== cfg.name) {

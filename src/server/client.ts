@@ -155,8 +155,6 @@ export class Client implements ParserHandler {
   /** The server's turn of this connection's last read, and when its reads in it began. */
   private readTurn = -1;
   private turnStart = -0; // a double (see lastPingIn)
-  /** The last read filled the shared read buffer: the next may come in the same turn. */
-  private lastReadFull = false;
   private yielding = false;
   /** Reads are paused for a bcrypt verdict (awaitVerdict); a yield must not resume them. */
   private verdictPending = false;
@@ -203,24 +201,20 @@ export class Client implements ParserHandler {
     this.lastActivity = Date.now();
     const server = this.server;
     // libuv reads a socket again in the same turn only after a read that filled its
-    // buffer: after a shorter shared read this one begins a new turn, known without
-    // Server.turn() and the setImmediate it costs (one per request of a client that
-    // waits for each answer). Other reads (TLS, WebSocket) count turns as they come.
-    if (this.sharedReads && !this.lastReadFull) {
+    // buffer: a shorter shared read is the last of its turn, and nothing after it could
+    // need a yield. Such reads (a client waiting for each answer sends nothing else) are
+    // not timed: no clock reading, and no Server.turn() with the setImmediate it costs.
+    // Reads of other kinds (TLS, WebSocket) are timed as they come.
+    if (this.sharedReads && chunk.length !== SHARED_READ_BUFFER.length) {
+      server.runRead(this, this.parser, chunk, this);
+      return;
+    }
+    const turn = server.turn();
+    if (turn !== this.readTurn) {
+      this.readTurn = turn;
       this.turnStart = performance.now();
-    } else {
-      const turn = server.turn();
-      if (turn !== this.readTurn) {
-        this.readTurn = turn;
-        this.turnStart = performance.now();
-      }
     }
     server.runRead(this, this.parser, chunk, this);
-    if (this.sharedReads) {
-      this.lastReadFull = chunk.length === SHARED_READ_BUFFER.length;
-      // The next read may come in this turn: its start is told by the turn's number.
-      if (this.lastReadFull) this.readTurn = server.turn();
-    }
     if (performance.now() - this.turnStart > READ_SLICE_MS && !this.yielding && !this.closed) {
       this.yielding = true;
       this.socket?.pause();
