@@ -3,7 +3,7 @@
 // message); in-process publishes fill an InternalMessage.
 
 import { MessageFields } from '../protocol/message-fields.js';
-import { putInt } from './outbound.js';
+import { putInt, putLatin1 } from './outbound.js';
 
 export interface PublishedMessage {
   /** Holds subject, reply and the raw size fields. */
@@ -81,7 +81,7 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     if (subject === this.laidSubject) {
       p = this.subjectEnd;
     } else {
-      p = b.write(subject, 0, 'latin1');
+      p = putLatin1(b, 0, subject);
       this.laidSubject = subject;
       this.subjectStart = 0;
       this.subjectEnd = p;
@@ -89,7 +89,7 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     if (reply !== null) {
       b[p++] = SPACE;
       this.replyStart = p;
-      p += b.write(reply, p, 'latin1');
+      p = putLatin1(b, p, reply);
       this.replyEnd = p;
     } else {
       this.replyStart = -1;
