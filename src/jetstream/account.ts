@@ -123,6 +123,7 @@ export class JsAccount implements StreamHost {
     );
   }
 
+  /** A request's answer (StreamHost.reply): its reply subject's match is not cached. */
   reply(subject: string, hdr: Buffer | null, data: Buffer): number {
     return this.js.server.publishInternal(this.client, subject, null, data, hdr, null, true);
   }

@@ -73,7 +73,10 @@ const loaded = blankStoredMsg();
 
 /** Where answers are written; lent (shared-read.ts), so whatever keeps a part of it copies. */
 let out = lentBuffer(4096);
-/** True while an answer is being routed: one made meanwhile (an in-process subscriber asking) gets a buffer of its own. */
+/**
+ * True while an answer is being routed: one made meanwhile (an in-process subscriber
+ * that asks in turn) gets a buffer of its own.
+ */
 let routing = false;
 
 function lentBuffer(size: number): Buffer {
@@ -83,8 +86,9 @@ function lentBuffer(size: number): Buffer {
 }
 
 /**
- * The reference's header block, `NATS/1.0\r\nNats-Stream: %s\r\nNats-Subject: %s\r\nNats-Sequence: %d\r\nNats-Time-Stamp: %v\r\n\r\n`,
- * in two parts kept as bytes for the last stream and subject, and the last time.
+ * The reference's header block (`NATS/1.0\r\nNats-Stream: %s\r\nNats-Subject: %s\r\n
+ * Nats-Sequence: %d\r\nNats-Time-Stamp: %v\r\n\r\n`) in two parts kept as bytes: the
+ * head for the last stream and subject, the tail for the last time.
  */
 let headName = '';
 let headSubject = '';
