@@ -7,7 +7,7 @@ import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
-import { headerValueIn, setHeader } from './headers.js';
+import { headerNeedle, headerValueAt, setHeader } from './headers.js';
 import { PubAckWriter } from './pub-ack.js';
 import {
   republishSubject,
@@ -95,7 +95,13 @@ interface Dedupe {
   ts: number;
 }
 
-const NATS_MSG_ID = 'Nats-Msg-Id';
+/** The headers the publish path reads (their case is exact, as the reference's). */
+const MSG_ID = headerNeedle('Nats-Msg-Id');
+const EXPECTED_STREAM = headerNeedle('Nats-Expected-Stream');
+const EXPECTED_LAST_SUBJECT_SEQ = headerNeedle('Nats-Expected-Last-Subject-Sequence');
+const EXPECTED_LAST_SEQ = headerNeedle('Nats-Expected-Last-Sequence');
+const EXPECTED_LAST_MSG_ID = headerNeedle('Nats-Expected-Last-Msg-Id');
+const ROLLUP = headerNeedle('Nats-Rollup');
 /** Every header the publish path reads starts so (their case is exact, as the reference's). */
 const NATS_HEADERS = Buffer.from('\r\nNats-');
 /**
@@ -179,12 +185,12 @@ export class Stream {
     // The header block becomes a string once, and only when it holds a header read here.
     if (hdr !== null && hdr.length > SHORTEST_WITH_NATS && hdr.indexOf(NATS_HEADERS) >= 0) {
       const hdrText = hdr.toString('latin1');
-      const expectedStream = headerValueIn(hdrText, 'Nats-Expected-Stream');
+      const expectedStream = headerValueAt(hdrText, EXPECTED_STREAM);
       if (expectedStream !== '' && expectedStream !== cfg.name) {
         if (canRespond) this.respondError(reply, JsErr.streamNotMatch());
         return;
       }
-      msgId = headerValueIn(hdrText, NATS_MSG_ID);
+      msgId = headerValueAt(hdrText, MSG_ID);
       if (msgId !== '') {
         const dde = this.checkMsgId(msgId);
         if (dde !== undefined) {
@@ -192,7 +198,7 @@ export class Stream {
           return;
         }
       }
-      const lssText = headerValueIn(hdrText, 'Nats-Expected-Last-Subject-Sequence');
+      const lssText = headerValueAt(hdrText, EXPECTED_LAST_SUBJECT_SEQ);
       if (lssText !== '') {
         const expected = parseSeq(lssText);
         const last = this.store.loadLastMsg(subject);
@@ -202,7 +208,7 @@ export class Stream {
           return;
         }
       }
-      const lsText = headerValueIn(hdrText, 'Nats-Expected-Last-Sequence');
+      const lsText = headerValueAt(hdrText, EXPECTED_LAST_SEQ);
       if (lsText !== '') {
         const expected = parseSeq(lsText);
         if (expected === null || expected !== this.lastSeq) {
@@ -210,12 +216,12 @@ export class Stream {
           return;
         }
       }
-      const lastId = headerValueIn(hdrText, 'Nats-Expected-Last-Msg-Id');
+      const lastId = headerValueAt(hdrText, EXPECTED_LAST_MSG_ID);
       if (lastId !== '' && lastId !== this.lastMsgId) {
         if (canRespond) this.respondError(reply, JsErr.streamWrongLastMsgId(this.lastMsgId));
         return;
       }
-      rollup = headerValueIn(hdrText, 'Nats-Rollup');
+      rollup = headerValueAt(hdrText, ROLLUP);
       if (rollup !== '') {
         if (!cfg.allowRollup || cfg.denyPurge) {
           if (canRespond)
