@@ -20,10 +20,13 @@
 // and the servers' own CPU time per operation (from /proc, steadier than rates on a
 // shared machine; the reference may use both cores, wirebus mostly one), with wirebus's
 // main thread's share (the rest is V8's helper threads: in a fresh process mostly
-// TurboFan compiling the paths the scenario is the first to run).
+// TurboFan compiling the paths the scenario is the first to run), and the client's CPU
+// per operation in this process (nats v2: for the KV rows, round trips one at a time,
+// it spends more per operation than either server, and more in the first scenarios
+// the process runs, before V8 optimised the client too).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -100,12 +103,16 @@ async function stop(s: Running): Promise<void> {
 }
 
 /**
- * The server's CPU time over the measured part of a scenario (user + system, from
- * /proc): on a shared machine it moves far less than wall-clock rates do.
+ * The server's CPU time over the measured part of a scenario (from /proc): on a shared
+ * machine it moves far less than wall-clock rates do. Summed over the process's threads
+ * from their schedstat (nanoseconds: a KV scenario's 2,000 operations take 100-200 ms of
+ * CPU, which /proc/<pid>/stat's 10 ms ticks gave to within 5-10%); a thread that exits
+ * during the measurement would drop out of the sum (neither server's do).
  */
 class CpuProbe {
   private at = 0;
   private mainAt = 0;
+  private clientAt: NodeJS.CpuUsage = { user: 0, system: 0 };
   /** Server CPU µs per operation over the measured part. */
   perOp = 0;
   /**
@@ -113,10 +120,21 @@ class CpuProbe {
    * threads: TurboFan compiling, GC, and libuv's pool). Meaningless for the reference.
    */
   mainPerOp = 0;
+  /** This process's CPU per operation (the client, nats v2, driving the server). */
+  clientPerOp = 0;
   constructor(private readonly pid: number) {}
   private read(): number {
-    const fields = readFileSync(`/proc/${this.pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks of 10 ms
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${this.pid}/task`)) {
+      try {
+        ns += Number(
+          readFileSync(`/proc/${this.pid}/task/${task}/schedstat`, 'latin1').split(' ')[0],
+        );
+      } catch {
+        // The thread exited between the listing and the read.
+      }
+    }
+    return ns / 1e9;
   }
   /** The main thread's time on a CPU in seconds (schedstat: nanoseconds, not ticks). */
   private readMain(): number {
@@ -126,10 +144,13 @@ class CpuProbe {
   start(): void {
     this.at = this.read();
     this.mainAt = this.readMain();
+    this.clientAt = process.cpuUsage();
   }
   stop(ops: number): void {
+    const client = process.cpuUsage(this.clientAt);
     this.perOp = ((this.read() - this.at) * 1e6) / ops;
     this.mainPerOp = ((this.readMain() - this.mainAt) * 1e6) / ops;
+    this.clientPerOp = (client.user + client.system) / ops;
   }
 }
 
@@ -318,16 +339,18 @@ interface Outcome {
   figure: number;
   cpuPerOp: number;
   mainPerOp: number;
+  clientPerOp: number;
 }
 
 async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
-  if (!SIDES.includes(kind)) return { figure: NaN, cpuPerOp: NaN, mainPerOp: NaN };
+  if (!SIDES.includes(kind))
+    return { figure: NaN, cpuPerOp: NaN, mainPerOp: NaN, clientPerOp: NaN };
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
   const cpu = new CpuProbe(s.child.pid!);
   try {
     const figure = await scenario(nc, storage, cpu);
-    return { figure, cpuPerOp: cpu.perOp, mainPerOp: cpu.mainPerOp };
+    return { figure, cpuPerOp: cpu.perOp, mainPerOp: cpu.mainPerOp, clientPerOp: cpu.clientPerOp };
   } finally {
     await nc.close();
     await stop(s);
@@ -343,7 +366,7 @@ function median(xs: number[]): number {
 const fmt = (x: number): string => Math.round(x).toLocaleString('en');
 const load0 = loadavg()[0]!;
 process.stdout.write(
-  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op |\n|---|---|---|---|---|---|---|---|---|---|---|\n`,
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op | client CPU µs/op, ref / wb runs |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n`,
 );
 for (const storage of STORAGES) {
   for (const [name, unit, scenario, better] of SCENARIOS) {
@@ -372,7 +395,8 @@ for (const storage of STORAGES) {
     const fig = (o: Outcome): number => o.figure;
     const cpu = (o: Outcome): number => o.cpuPerOp;
     const mainCpu = (o: Outcome): number => o.mainPerOp;
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} |`;
+    const clientCpu = (o: Outcome): number => o.clientPerOp;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} | ${m(refs, clientCpu).toFixed(2)} / ${m(wbs, clientCpu).toFixed(2)} |`;
     process.stdout.write(row + '\n');
   }
 }

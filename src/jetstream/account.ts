@@ -123,6 +123,20 @@ export class JsAccount implements StreamHost {
     );
   }
 
+  /** A request's answer (StreamHost.reply): its reply subject's match is not cached. */
+  reply(subject: string, hdr: Buffer | null, data: Buffer): number {
+    return this.js.server.publishInternal(this.client, subject, null, data, hdr, null, true);
+  }
+
+  /**
+   * reply() of a message laid out by its sender in `buf[start, end)`, the first `hdrLen`
+   * bytes its header block (0: none): no view and no concatenation is made of it.
+   */
+  replyRange(subject: string, buf: Buffer, start: number, hdrLen: number, end: number): number {
+    const server = this.js.server;
+    return server.publishInternalRange(this.client, subject, null, buf, start, end, hdrLen, true);
+  }
+
   deliver(subject: string, m: PublishedMessage): number {
     return this.js.server.routeInternal(this.client, subject, m);
   }
@@ -234,7 +248,7 @@ export class JsAccount implements StreamHost {
       }
     }
     const text = JSON.stringify(body);
-    if (reply !== null && reply !== '') this.publish(reply, null, null, Buffer.from(text));
+    if (reply !== null && reply !== '') this.reply(reply, null, Buffer.from(text));
     return text;
   }
 

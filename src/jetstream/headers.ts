@@ -12,7 +12,16 @@ export function headerValue(hdr: Buffer | null, key: string): string {
 
 /** headerValue on a header block already made a (latin1) string: one conversion for many keys. */
 export function headerValueIn(text: string, key: string): string {
-  const needle = CRLF + key + ':';
+  return headerValueAt(text, headerNeedle(key));
+}
+
+/** What headerValueAt looks for: `\r\n<key>:`, made once for a key read on every publish. */
+export function headerNeedle(key: string): string {
+  return CRLF + key + ':';
+}
+
+/** headerValueIn with its needle made beforehand (headerNeedle): no string built per call. */
+export function headerValueAt(text: string, needle: string): string {
   const i = text.indexOf(needle);
   if (i < 0) return '';
   const start = i + needle.length;

@@ -45,9 +45,11 @@ export class PubAckWriter {
     }
     const b = this.arena;
     const start = this.at;
-    let p = start + prefix.copy(b, start);
-    p = putInt(b, p, seq);
-    p += end.copy(b, p);
+    // TypedArray#set, not Buffer#copy: no argument checks in JavaScript per ack.
+    b.set(prefix, start);
+    let p = putInt(b, start + prefix.length, seq);
+    b.set(end, p);
+    p += end.length;
     this.at = p;
     return b.subarray(start, p);
   }

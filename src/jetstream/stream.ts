@@ -7,7 +7,7 @@ import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
-import { headerValueIn, setHeader } from './headers.js';
+import { headerNeedle, headerValueAt, setHeader } from './headers.js';
 import { PubAckWriter } from './pub-ack.js';
 import {
   republishSubject,
@@ -35,6 +35,11 @@ export interface StreamHost {
    * the subscribers of `subject`; returns how many received it.
    */
   deliver(subject: string, m: PublishedMessage): number;
+  /**
+   * publish() of the answer to a request (a PubAck, an API response) to its reply
+   * subject, which is unlikely to come again: its match is not cached.
+   */
+  reply(subject: string, hdr: Buffer | null, data: Buffer): number;
   /**
    * Bytes waiting to be written to the busiest connection listening on `subject`: a
    * consumer delivering a backlog waits while its receiver is behind.
@@ -90,9 +95,20 @@ interface Dedupe {
   ts: number;
 }
 
-const NATS_MSG_ID = 'Nats-Msg-Id';
+/** The headers the publish path reads (their case is exact, as the reference's). */
+const MSG_ID = headerNeedle('Nats-Msg-Id');
+const EXPECTED_STREAM = headerNeedle('Nats-Expected-Stream');
+const EXPECTED_LAST_SUBJECT_SEQ = headerNeedle('Nats-Expected-Last-Subject-Sequence');
+const EXPECTED_LAST_SEQ = headerNeedle('Nats-Expected-Last-Sequence');
+const EXPECTED_LAST_MSG_ID = headerNeedle('Nats-Expected-Last-Msg-Id');
+const ROLLUP = headerNeedle('Nats-Rollup');
 /** Every header the publish path reads starts so (their case is exact, as the reference's). */
 const NATS_HEADERS = Buffer.from('\r\nNats-');
+/**
+ * `NATS/1.0` and that needle: a block no longer (the empty one nats v2's js.publish
+ * sends with every publish, a KV put's) holds no header the publish path reads.
+ */
+const SHORTEST_WITH_NATS = 8 + NATS_HEADERS.length;
 const MAX_HEADER = 65535;
 
 export class Stream {
@@ -167,22 +183,22 @@ export class Stream {
     let msgId = '';
     let rollup = '';
     // The header block becomes a string once, and only when it holds a header read here.
-    if (hdr !== null && hdr.length > 0 && hdr.indexOf(NATS_HEADERS) >= 0) {
+    if (hdr !== null && hdr.length > SHORTEST_WITH_NATS && hdr.indexOf(NATS_HEADERS) >= 0) {
       const hdrText = hdr.toString('latin1');
-      const expectedStream = headerValueIn(hdrText, 'Nats-Expected-Stream');
+      const expectedStream = headerValueAt(hdrText, EXPECTED_STREAM);
       if (expectedStream !== '' && expectedStream !== cfg.name) {
         if (canRespond) this.respondError(reply, JsErr.streamNotMatch());
         return;
       }
-      msgId = headerValueIn(hdrText, NATS_MSG_ID);
+      msgId = headerValueAt(hdrText, MSG_ID);
       if (msgId !== '') {
         const dde = this.checkMsgId(msgId);
         if (dde !== undefined) {
-          if (canRespond) this.host.publish(reply, null, null, this.pubAcks.duplicate(dde.seq));
+          if (canRespond) this.host.reply(reply, null, this.pubAcks.duplicate(dde.seq));
           return;
         }
       }
-      const lssText = headerValueIn(hdrText, 'Nats-Expected-Last-Subject-Sequence');
+      const lssText = headerValueAt(hdrText, EXPECTED_LAST_SUBJECT_SEQ);
       if (lssText !== '') {
         const expected = parseSeq(lssText);
         const last = this.store.loadLastMsg(subject);
@@ -192,7 +208,7 @@ export class Stream {
           return;
         }
       }
-      const lsText = headerValueIn(hdrText, 'Nats-Expected-Last-Sequence');
+      const lsText = headerValueAt(hdrText, EXPECTED_LAST_SEQ);
       if (lsText !== '') {
         const expected = parseSeq(lsText);
         if (expected === null || expected !== this.lastSeq) {
@@ -200,12 +216,12 @@ export class Stream {
           return;
         }
       }
-      const lastId = headerValueIn(hdrText, 'Nats-Expected-Last-Msg-Id');
+      const lastId = headerValueAt(hdrText, EXPECTED_LAST_MSG_ID);
       if (lastId !== '' && lastId !== this.lastMsgId) {
         if (canRespond) this.respondError(reply, JsErr.streamWrongLastMsgId(this.lastMsgId));
         return;
       }
-      rollup = headerValueIn(hdrText, 'Nats-Rollup');
+      rollup = headerValueAt(hdrText, ROLLUP);
       if (rollup !== '') {
         if (!cfg.allowRollup || cfg.denyPurge) {
           if (canRespond)
@@ -296,7 +312,7 @@ export class Stream {
   private queueAck(reply: string, seq: number): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
     if (this.store.type === 'memory') {
-      this.host.publish(reply, null, null, this.pubAcks.ack(seq));
+      this.host.reply(reply, null, this.pubAcks.ack(seq));
       return;
     }
     this.ackReplies.push(reply);
@@ -330,7 +346,7 @@ export class Stream {
     const held = this.host.holdOutput();
     try {
       for (let i = 0; i < n; i++) {
-        this.host.publish(replies[i]!, null, null, failed ?? this.pubAcks.ack(seqs[i]!));
+        this.host.reply(replies[i]!, null, failed ?? this.pubAcks.ack(seqs[i]!));
       }
     } finally {
       this.host.releaseOutput(held);
@@ -350,7 +366,7 @@ export class Stream {
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
   private respondError(reply: string, error: ApiError): void {
     const body = JSON.stringify({ error, stream: this.cfg.name, seq: 0 });
-    this.host.publish(reply, null, null, Buffer.from(body));
+    this.host.reply(reply, null, Buffer.from(body));
   }
 
   private checkMsgId(id: string): Dedupe | undefined {

@@ -195,7 +195,25 @@ export class Parser extends OpParser {
             buf[i + 2] === 0x42 &&
             (buf[i + 3] === SPACE || buf[i + 3] === TAB)
           ) {
-            const next = this.fastPub(buf, i + 4, len);
+            const next = this.fastPub(buf, i + 4, len, false);
+            if (next >= 0) {
+              if (this.stopped) return;
+              i = next;
+              continue;
+            }
+          }
+          // HPUB the same way: JetStream clients publish with a header block (nats v2's
+          // js.publish and KV put send one, empty, on every publish).
+          if (
+            b === 0x48 &&
+            i + 4 < len &&
+            buf[i + 1] === 0x50 &&
+            buf[i + 2] === 0x55 &&
+            buf[i + 3] === 0x42 &&
+            (buf[i + 4] === SPACE || buf[i + 4] === TAB) &&
+            this.headers
+          ) {
+            const next = this.fastPub(buf, i + 5, len, true);
             if (next >= 0) {
               if (this.stopped) return;
               i = next;
@@ -558,11 +576,13 @@ export class Parser extends OpParser {
   }
 
   /**
-   * A PUB whose line, payload and CRLF all lie in this chunk, read in one pass.
-   * Returns the index after it, or -1 to leave anything unusual (a split op, an
-   * error) to the state machine, which then reads the same bytes again.
+   * A PUB (HPUB `withHeaders`) whose line, payload and CRLF all lie in this chunk, read
+   * in one pass. Returns the index after it, or -1 to leave anything unusual (a split
+   * op, an error) to the state machine, which then reads the same bytes again.
    */
-  private fastPub(buf: Buffer, start: number, len: number): number {
+  private fastPub(buf: Buffer, start: number, len: number, withHeaders: boolean): number {
+    // subject [reply] [hdr] size
+    const most = withHeaders ? 4 : 3;
     let i = start;
     while (i < len && (buf[i] === SPACE || buf[i] === TAB)) i++;
     const argStart = i;
@@ -575,7 +595,7 @@ export class Parser extends OpParser {
       const c = buf[i]!;
       if (c === SPACE || c === TAB) {
         if (fieldStart >= 0) {
-          if (count === 3) return -1;
+          if (count === most) return -1;
           fs[count] = fieldStart;
           fe[count] = i;
           count++;
@@ -595,18 +615,18 @@ export class Parser extends OpParser {
     }
     if (argEnd < 0) return -1;
     if (fieldStart >= 0) {
-      if (count === 3) return -1;
+      if (count === most) return -1;
       fs[count] = fieldStart;
       fe[count] = argEnd;
       count++;
     }
     if (argEnd - argStart > this.maxControlLine) return -1;
-    if (count < 2) return -1;
+    if (count < most - 1) return -1;
     // PUB with and without a reply go through the same loads and stores: a connection
     // that switches (a JetStream client's acks after its acked publishes) would
     // otherwise meet code that V8 optimised for the one form, and make it drop the
     // optimised publish path (and everything inlined into it) to compile it again.
-    const withReply = count === 3;
+    const withReply = count === most;
     const second = fs[1]!;
     const secondEnd = fe[1]!;
     this.replyStart = withReply ? second : -1;
@@ -615,6 +635,11 @@ export class Parser extends OpParser {
     const sizeEnd = fe[count - 1]!;
     const size = parseSize(buf, sizeStart, sizeEnd);
     if (size < 0 || size > this.maxPayload) return -1;
+    // HPUB's header size comes before the total; the same loads and stores for PUB.
+    const hdrStart = withHeaders ? fs[count - 2]! : 0;
+    const hdrEnd = withHeaders ? fe[count - 2]! : 0;
+    const hdr = withHeaders ? parseSize(buf, hdrStart, hdrEnd) : -1;
+    if (withHeaders && (hdr < 0 || hdr > size)) return -1;
     const payStart = i + 1;
     const payEnd = payStart + size;
     if (payEnd + 2 > len || buf[payEnd] !== CR || buf[payEnd + 1] !== LF) return -1;
@@ -624,7 +649,10 @@ export class Parser extends OpParser {
     this.subjectEnd = fe[0]!;
     this.sizeStart = sizeStart;
     this.sizeEnd = sizeEnd;
-    this.hdr = -1;
+    this.hdrStart = hdrStart;
+    this.hdrEnd = hdrEnd;
+    // A header block of size 0 is delivered as a plain MSG, as the reference does.
+    this.hdr = hdr > 0 ? hdr : -1;
     this.size = size;
     this.payload = buf;
     this.payloadStart = payStart;

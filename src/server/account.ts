@@ -108,10 +108,11 @@ export class Account {
   /**
    * Routes a message to every matching plain subscription and to one member of each
    * queue group; returns how many subscriptions received it. `publisher` is null for
-   * messages without a connection of origin.
+   * messages without a connection of origin. `once`: the subject is a request's reply,
+   * unlikely to come again (Sublist.matchOnce).
    */
-  route(publisher: Client | null, subject: string, m: PublishedMessage): number {
-    const result = this.sublist.match(subject);
+  route(publisher: Client | null, subject: string, m: PublishedMessage, once = false): number {
+    const result = once ? this.sublist.matchOnce(subject) : this.sublist.match(subject);
     if (this.routeSubs !== 0) return this.routeInCluster(publisher, subject, m, result);
     const noEcho = publisher !== null && !publisher.echo;
     let delivered = 0;

@@ -10,6 +10,7 @@ import { isValidLiteralSubject, isValidSubscribeSubject } from '../subjects/vali
 import type { Account } from './account.js';
 import { Flow } from './backpressure.js';
 import { Outbound } from './outbound.js';
+import { SHARED_READ_BUFFER } from './shared-read.js';
 import { TcpTransport } from './tcp-transport.js';
 import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
@@ -199,6 +200,15 @@ export class Client implements ParserHandler {
     // know the client spoke within the last ping interval.
     this.lastActivity = Date.now();
     const server = this.server;
+    // libuv reads a socket again in the same turn only after a read that filled its
+    // buffer: a shorter shared read is the last of its turn, and nothing after it could
+    // need a yield. Such reads (a client waiting for each answer sends nothing else) are
+    // not timed: no clock reading, and no Server.turn() with the setImmediate it costs.
+    // Reads of other kinds (TLS, WebSocket) are timed as they come.
+    if (this.sharedReads && chunk.length !== SHARED_READ_BUFFER.length) {
+      server.runRead(this, this.parser, chunk, this);
+      return;
+    }
     const turn = server.turn();
     if (turn !== this.readTurn) {
       this.readTurn = turn;

@@ -3,6 +3,8 @@
 // of messages (the streaming layer's `_STAN.pub.<id>.<channel>` from one publisher,
 // with its one PubAck inbox), so comparing the bytes saves a string per delivery.
 
+import { putBytes } from './outbound.js';
+
 /** Subjects longer than this are made afresh each time. */
 const MAX_BYTES = 256;
 
@@ -24,7 +26,8 @@ export class Latin1Memo {
     }
     const s = b.toString('latin1', start, end);
     if (n <= MAX_BYTES) {
-      b.copy(m, 0, start, end);
+      // Not Buffer#copy: its argument checks are JavaScript, run cold on each reply.
+      putBytes(m, 0, b, start, end);
       this.len = n;
       this.str = s;
     }

@@ -3,7 +3,7 @@
 // message); in-process publishes fill an InternalMessage.
 
 import { MessageFields } from '../protocol/message-fields.js';
-import { putInt } from './outbound.js';
+import { putInt, putLatin1 } from './outbound.js';
 
 export interface PublishedMessage {
   /** Holds subject, reply and the raw size fields. */
@@ -49,9 +49,19 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     return this;
   }
 
-  /** set() of a payload without headers given as `buf[start, end)`: no view of it is made. */
-  setRange(subject: string, reply: string | null, buf: Buffer, start: number, end: number): this {
-    this.layOut(subject, reply, 0, end - start);
+  /**
+   * set() of a message given as `buf[start, end)`, its first `hdrLen` bytes its header
+   * block (0: none): no view of it is made.
+   */
+  setRange(
+    subject: string,
+    reply: string | null,
+    buf: Buffer,
+    start: number,
+    end: number,
+    hdrLen = 0,
+  ): this {
+    this.layOut(subject, reply, hdrLen, end - start);
     this.payload = buf;
     this.payloadStart = start;
     this.payloadEnd = end;
@@ -71,7 +81,7 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     if (subject === this.laidSubject) {
       p = this.subjectEnd;
     } else {
-      p = b.write(subject, 0, 'latin1');
+      p = putLatin1(b, 0, subject);
       this.laidSubject = subject;
       this.subjectStart = 0;
       this.subjectEnd = p;
@@ -79,7 +89,7 @@ export class InternalMessage extends MessageFields implements PublishedMessage {
     if (reply !== null) {
       b[p++] = SPACE;
       this.replyStart = p;
-      p += b.write(reply, p, 'latin1');
+      p = putLatin1(b, p, reply);
       this.replyEnd = p;
     } else {
       this.replyStart = -1;

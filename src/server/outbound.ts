@@ -207,6 +207,20 @@ export function putBytes(
   return pos + n;
 }
 
+/** Node's own latin1 writer, which `buf.write(s, pos, 'latin1')` calls after its checks. */
+type Latin1Writer = (this: Buffer, s: string, pos: number, max: number) => number;
+const latin1Write = (Buffer.prototype as unknown as { latin1Write?: Latin1Writer }).latin1Write;
+
+/**
+ * Writes `s` (a subject: one byte per character) at `pos`; returns the end. Straight to
+ * Node's writer: Buffer#write's argument checks and encoding lookup are JavaScript, run
+ * interpreted by a fresh server for every in-process publish's reply subject.
+ */
+export function putLatin1(dst: Buffer, pos: number, s: string): number {
+  if (latin1Write === undefined) return pos + dst.write(s, pos, 'latin1');
+  return pos + latin1Write.call(dst, s, pos, dst.length - pos);
+}
+
 /**
  * Writes a non-negative safe integer in decimal at `pos`; returns the end. Integer
  * arithmetic below 2^31 and no calls: it runs for several numbers of every delivery

@@ -591,8 +591,9 @@ export class Server {
   }
 
   /**
-   * publishInternal of a payload given as `buf[start, end)`, without headers: no view of
-   * it is made (the streaming layer's PubAcks and deliveries).
+   * publishInternal of a message given as `buf[start, end)`, its first `hdrLen` bytes
+   * its header block (0: none): no view of it is made (the streaming layer's PubAcks and
+   * deliveries, JetStream's direct gets). `once`: see routeInternal.
    */
   publishInternalRange(
     c: Client,
@@ -601,6 +602,8 @@ export class Server {
     buf: Buffer,
     start: number,
     end: number,
+    hdrLen = 0,
+    once = false,
   ): number {
     const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).setRange(
       subject,
@@ -608,8 +611,9 @@ export class Server {
       buf,
       start,
       end,
+      hdrLen,
     );
-    return this.routeInternal(c, subject, m);
+    return this.routeInternal(c, subject, m, once);
   }
 
   /**
@@ -632,7 +636,7 @@ export class Server {
    * Publishes from inside the process; returns how many subscriptions received it.
    * `deliverAs`, when set, is the subject the MSG lines show while `subject` decides who
    * receives it: JetStream delivers a stored message to a consumer's subject under the
-   * subject it was published to, as the reference does.
+   * subject it was published to, as the reference does. `once`: see routeInternal.
    */
   publishInternal(
     c: Client,
@@ -641,6 +645,7 @@ export class Server {
     data: Buffer,
     headers: Buffer | null = null,
     deliverAs: string | null = null,
+    once = false,
   ): number {
     // The shared message serves one publish at a time: one made while another is
     // still being routed (to local subscribers, then to the routes) gets its own.
@@ -650,22 +655,24 @@ export class Server {
       headers,
       data,
     );
-    return this.routeInternal(c, subject, m);
+    return this.routeInternal(c, subject, m, once);
   }
 
   /**
    * publishInternal for a message its publisher laid out itself (a JetStream consumer
    * writes each delivery's subject, ack reply and sizes into a buffer of its own, with
-   * no string per message); `subject` decides who receives it.
+   * no string per message); `subject` decides who receives it. `once`: `subject` is the
+   * reply subject of a request answered once (a PubAck, an API response): it is matched
+   * without going into the subject index's cache (Sublist.matchOnce).
    */
-  routeInternal(c: Client, subject: string, m: PublishedMessage): number {
+  routeInternal(c: Client, subject: string, m: PublishedMessage, once = false): number {
     c.inMsgs++;
     c.inBytes += m.size;
     this.inMsgs++;
     this.inBytes += m.size;
     this.internalDepth++;
     try {
-      return c.account.route(c, subject, m);
+      return c.account.route(c, subject, m, once);
     } finally {
       this.internalDepth--;
     }

@@ -124,6 +124,7 @@ export function isLent(buf: Uint8Array): boolean {
   return lent.has(buf.buffer);
 }
 
+const NO_BYTES = Buffer.alloc(0);
 let keptSerial = -1;
 let keptOffset = -1;
 let kept: Buffer = Buffer.alloc(0);
@@ -135,6 +136,8 @@ let kept: Buffer = Buffer.alloc(0);
  * many subscribers is copied once.
  */
 export function keep(buf: Buffer, start: number, end: number): Buffer {
+  // Nothing to keep (an API request's empty body, a KV get's): no view, no copy.
+  if (end === start) return NO_BYTES;
   if (buf.buffer !== readArrayBuffer) {
     if (!lent.has(buf.buffer)) return buf.subarray(start, end);
     const copy = Buffer.allocUnsafe(end - start);

@@ -199,6 +199,23 @@ describe('sublist: the results cache', () => {
     assert.equal(st.cacheHitRate, 0.5);
   });
 
+  test('a match made once (a reply subject) neither reads nor fills the cache', () => {
+    const sl = new Sublist<Sub>();
+    const inbox = mk('_INBOX.abc.*');
+    sl.insert(inbox);
+    sl.insert(mk('_INBOX.abc.1'));
+    for (let i = 1; i <= 2000; i++) {
+      const want = i === 1 ? 2 : 1;
+      assert.equal(sl.matchOnce(`_INBOX.abc.${i}`).psubs.length, want);
+    }
+    assert.equal(sl.stats().numCache, 0);
+    const cached = sl.match('_INBOX.abc.1');
+    assert.equal(sl.stats().numCache, 1);
+    assert.deepEqual(shape(sl.matchOnce('_INBOX.abc.1')), shape(cached));
+    assert.notEqual(sl.matchOnce('_INBOX.abc.1'), cached);
+    assert.equal(sl.stats().numMatches, 2003);
+  });
+
   test('inserts patch matching entries and leave the rest alone', () => {
     const sl = new Sublist<Sub>();
     const a = mk('foo.bar');
@@ -407,6 +424,7 @@ describe('sublist: property', () => {
               break;
             }
             case 'match':
+              assert.deepEqual(shape(sl.matchOnce(o.subject)), bruteShape(live, o.subject));
               assert.deepEqual(shape(sl.match(o.subject)), bruteShape(live, o.subject), o.subject);
               if (!recent.includes(o.subject)) {
                 recent.push(o.subject);

@@ -21,10 +21,14 @@ export function decodeMsgGet(f: JsonFields): MsgGetRequest | null {
 }
 
 /** The reference's lookup order: by sequence, next by subject from a sequence, or last by subject. */
-export function loadRequested(store: StreamStore, r: MsgGetRequest): StoredMsg | undefined {
-  if (r.seq > 0 && r.nextFor === '') return store.loadMsg(r.seq);
-  if (r.nextFor !== '') return store.loadNextMsg(r.nextFor, hasWildcard(r.nextFor), r.seq);
-  return store.loadLastMsg(r.lastFor);
+export function loadRequested(
+  store: StreamStore,
+  r: MsgGetRequest,
+  into?: StoredMsg,
+): StoredMsg | undefined {
+  if (r.seq > 0 && r.nextFor === '') return store.loadMsg(r.seq, into);
+  if (r.nextFor !== '') return store.loadNextMsg(r.nextFor, hasWildcard(r.nextFor), r.seq, into);
+  return store.loadLastMsg(r.lastFor, into);
 }
 
 export function msgGet(req: ApiRequest): void {
