@@ -48,6 +48,18 @@ function readBytes(): number {
   }
 }
 
+/** [user ticks, system ticks, minor faults, major faults] of the main thread, or null. */
+function threadTimes(path: string): [number, number, number, number] | null {
+  try {
+    const st = readFileSync(path, 'latin1');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    // Fields from "state" on: minflt is the 8th, majflt the 10th, utime/stime the 12th/13th.
+    return [Number(f[11]), Number(f[12]), Number(f[7]), Number(f[9])];
+  } catch {
+    return null;
+  }
+}
+
 /** The name of the resource a callback runs for: TCP, Timeout, FSReqCallback, PromiseWrap... */
 function resourceType(): string {
   const r = executionAsyncResource() as { constructor?: { name?: string } } | undefined;
@@ -59,6 +71,7 @@ let depth = 0;
 let turnStart = 0;
 let tickTurns = 0;
 let tickTurnMax = 0;
+let tickTurnSum = 0;
 let tickTurnType = '';
 let intervalTurnMax = 0;
 let intervalTurnType = '';
@@ -74,6 +87,7 @@ if (timeTurns) {
       const end = performance.now();
       const d = end - turnStart;
       tickTurns++;
+      tickTurnSum += d;
       if (d <= tickTurnMax && d <= intervalTurnMax && d <= turnMs) return;
       const type = resourceType();
       if (d > tickTurnMax) {
@@ -137,6 +151,10 @@ if (out !== undefined && out !== '') {
   let lastStat = schedstat(statPath);
   let lastWaitNs = 0;
   let lastRead = readBytes();
+  const timesPath = `/proc/self/task/${process.pid}/stat`;
+  let lastTimes = threadTimes(timesPath);
+  /** Busy ticks, written at the next 5 s line with the GC the observer has heard of by then. */
+  let busyTicks: { from: number; to: number; line: Record<string, number | string> }[] = [];
   const gcIn = (from: number, to: number): number => {
     let ms = 0;
     for (const [end, dur] of gcs) if (end > from && end - dur < to) ms += dur;
@@ -153,28 +171,38 @@ if (out !== undefined && out !== '') {
       cpuMaxNs = stat[0] - lastStat[0];
     }
     const read = readBytes();
+    const times = threadTimes(timesPath);
     if (stat !== null && lastStat !== null && stat[0] - lastStat[0] > busyMs * 1e6) {
-      // GC entries reach the observer a little later: a busy tick's GC share is a lower bound.
-      write(
-        out,
-        JSON.stringify({
+      const d = (i: number): number =>
+        times !== null && lastTimes !== null ? times[i]! - lastTimes[i]! : -1;
+      busyTicks.push({
+        from: lastTick,
+        to: now,
+        line: {
           t: Math.round((Date.now() - started) / 1000),
           busy_ms: Math.round((stat[0] - lastStat[0]) / 1e5) / 10,
           gap_ms: Math.round(gap),
           wait_ms: Math.round((stat[1] - lastStat[1]) / 1e6),
           prev_wait_ms: Math.round(lastWaitNs / 1e6),
-          gc_ms: Math.round(gcIn(lastTick, now)),
+          // utime/stime are counted in 10 ms clock ticks: which side of the kernel it was.
+          user_ticks: d(0),
+          sys_ticks: d(1),
+          minor_faults: d(2),
+          major_faults: d(3),
           turns: tickTurns,
+          turns_ms: Math.round(tickTurnSum * 10) / 10,
           turn_max_ms: Math.round(tickTurnMax * 10) / 10,
           turn_type: tickTurnType,
           read_kb: Math.round((read - lastRead) / 1024),
-        }) + '\n',
-      );
+        },
+      });
     }
+    lastTimes = times;
     lastRead = read;
     lastWaitNs = stat !== null && lastStat !== null ? stat[1] - lastStat[1] : 0;
     tickTurns = 0;
     tickTurnMax = 0;
+    tickTurnSum = 0;
     tickTurnType = '';
     if (gap > stallMs && stat !== null && lastStat !== null) {
       const gcMs = gcIn(lastTick, now);
@@ -227,6 +255,19 @@ if (out !== undefined && out !== '') {
       );
     }
     longTurns = [];
+    for (const b of busyTicks) {
+      let kinds = 0;
+      for (const [end, dur, kind] of gcs) if (end > b.from && end - dur < b.to) kinds |= kind;
+      write(
+        out,
+        JSON.stringify({
+          ...b.line,
+          gc_ms: Math.round(gcIn(b.from, b.to) * 10) / 10,
+          gc_kinds: kinds,
+        }) + '\n',
+      );
+    }
+    busyTicks = [];
     intervalTurnMax = 0;
     intervalTurnType = '';
     h.reset();

@@ -206,9 +206,13 @@ interface Busy {
   prev_wait_ms: number;
   gc_ms: number;
   turns: number;
+  turns_ms?: number;
   turn_max_ms: number;
   turn_type: string;
   read_kb: number;
+  user_ticks?: number;
+  sys_ticks?: number;
+  minor_faults?: number;
 }
 
 /** One callback over SOAK_TURN_MS, with SOAK_TURNS=1 (soak-probe.ts). */
@@ -228,7 +232,9 @@ function busyNote(name: string, busy: Busy[]): string {
     `${name}: ${busy.length} ticks over the CPU threshold after warm-up, ${afterWait} of them ` +
     `after waiting at least as long for a core; the busiest ${top.busy_ms} ms at ${top.t} s ` +
     `(waited ${top.prev_wait_ms} ms in the tick before and ${top.wait_ms} ms in it, GC ${top.gc_ms} ms, ` +
-    `${top.read_kb} KiB read, ${top.turns} callbacks, the longest ${top.turn_max_ms} ms ${top.turn_type})`
+    `${top.read_kb} KiB read, ${top.turns} callbacks, ${top.turns_ms ?? '?'} ms in all, the longest ` +
+    `${top.turn_max_ms} ms ${top.turn_type}; user/system clock ticks ${top.user_ticks ?? '?'}/` +
+    `${top.sys_ticks ?? '?'}, minor faults ${top.minor_faults ?? '?'})`
   );
 }
 
