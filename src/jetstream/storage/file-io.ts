@@ -250,19 +250,28 @@ export class LogFile {
    * chunk newest first. The bounds are computed and READ written on every call, with an
    * empty chunk when none holds the bytes (the caller fills READ from the pages then): a
    * field or sum first met when a reader reaches the chunks would cost V8's optimised load
-   * path a deopt and a recompile.
+   * path a deopt and a recompile. So is every step of the search: a file without chunks
+   * (a sealed block) is searched in NO_CHUNKS, whose one chunk starts at 0 and holds
+   * nothing, and each step computes both moves and picks one. A load path optimised while
+   * every read fell below the kept chunks (or in sealed blocks) met `mid + 1` for the
+   * first time when a consumer reached the newest messages, and was compiled again.
    */
   private inChunk(pos: number, len: number): boolean {
-    const chunks = this.chunks;
+    const own = this.chunks;
+    const chunks = own.length > 0 ? own : NO_CHUNKS;
     // The last chunk starting at or before pos.
     let lo = 0;
     let hi = chunks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (chunks[mid]!.start <= pos) lo = mid + 1;
-      else hi = mid;
+      const above = mid + 1;
+      const below = chunks[mid]!.start <= pos;
+      lo = below ? above : lo;
+      hi = below ? hi : mid;
     }
-    const hit = lo > 0 ? chunks[lo - 1]! : NO_CHUNK;
+    const found = lo > 0;
+    const prev = lo - 1;
+    const hit = (found ? chunks : NO_CHUNKS)[found ? prev : 0]!;
     const r = READ;
     r.buf = hit.buf;
     r.at = pos - hit.start;
@@ -370,6 +379,7 @@ export class LogFile {
 
 const READ: { buf: Buffer; at: number } = { buf: Buffer.alloc(0), at: 0 };
 const NO_CHUNK: Chunk = { start: 0, buf: Buffer.alloc(0), used: 0 };
+const NO_CHUNKS: readonly Chunk[] = [NO_CHUNK];
 
 /**
  * Pages read back from disk, and pages of what was written, least recently used first,
