@@ -73,6 +73,18 @@ function handshake(port) {
 /** How many messages each path runs: enough to compile them all, few enough for a build. */
 const WARM_MSGS = 1000;
 
+/** Resolves once WARM_MSGS messages came to `subject`. */
+function received(nc, subject) {
+  let n = 0;
+  return new Promise((resolve) => {
+    nc.subscribe(subject, {
+      callback: () => {
+        if (++n === WARM_MSGS) resolve();
+      },
+    });
+  });
+}
+
 /** Each JetStream path a fresh server's first clients run, once per storage. */
 async function jetstream(port) {
   const nc = await nats.connect({ servers: `127.0.0.1:${port}` });
@@ -83,14 +95,7 @@ async function jetstream(port) {
     await jsm.streams.add({ name, subjects: [`${name}.>`], storage });
     // Acked publishes, a window of them in flight, as a loaded publisher sends them.
     const inbox = nats.createInbox();
-    let acked = 0;
-    const allAcked = new Promise((resolve) => {
-      nc.subscribe(inbox, {
-        callback: () => {
-          if (++acked === WARM_MSGS) resolve();
-        },
-      });
-    });
+    const allAcked = received(nc, inbox);
     for (let i = 0; i < WARM_MSGS; i++) nc.publish(`${name}.x`, data, { reply: inbox });
     await allAcked;
     await nc.jetstream().publish(`${name}.x`, data);
@@ -104,14 +109,7 @@ async function jetstream(port) {
     }
     // A push consumer without acks.
     const deliver = nats.createInbox();
-    let pushed = 0;
-    const allPushed = new Promise((resolve) => {
-      nc.subscribe(deliver, {
-        callback: () => {
-          if (++pushed === WARM_MSGS) resolve();
-        },
-      });
-    });
+    const allPushed = received(nc, deliver);
     await nc.flush();
     await jsm.consumers.add(name, {
       durable_name: 'push',
