@@ -12,16 +12,82 @@
 // streaming work from a process that simply was not scheduled. Every 5 s line also
 // has the most CPU the main thread used between two ticks (`tick_cpu_max_ms`).
 //
+// A tick that used more than SOAK_BUSY_MS (15) of main-thread CPU is written as a line
+// `{busy_ms, wait_ms, prev_wait_ms, gc_ms, turns, turn_max_ms, turn_type, read_kb}`:
+// whether it followed a wait for a core (a backlog of input handled in one loop
+// iteration), and, with SOAK_TURNS=1, how many callbacks ran in it and the longest.
+//
+// SOAK_TURNS=1 times every top-level callback (async_hooks before/after: the unit of
+// work the issue calls a turn, one socket read, one timer, one fs completion, one
+// promise reaction): each 5 s line gets the longest (`turn_max_ms`, wall time, and the
+// kind of resource it ran for), and each callback over SOAK_TURN_MS (10) a line
+// `{turn_ms, type, gc_ms}`. It costs about a microsecond per callback.
+//
 // SOAK_HEAP_AT="60,240" writes a heap snapshot at those seconds (into the working
 // directory), to see what holds memory that grows (signals are taken: SIGUSR2 is
 // lame duck mode, as in nats-server).
 
 import { appendFile, readFileSync } from 'node:fs';
+import { createHook, executionAsyncResource } from 'node:async_hooks';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 
 const out = process.env.SOAK_PROBE_OUT;
 const stallMs = Number(process.env.SOAK_STALL_MS ?? '50');
+const busyMs = Number(process.env.SOAK_BUSY_MS ?? '15');
+const timeTurns = process.env.SOAK_TURNS === '1';
+const turnMs = Number(process.env.SOAK_TURN_MS ?? '10');
+
+/** Bytes this process has read through system calls so far (sockets and files), or 0. */
+function readBytes(): number {
+  try {
+    const m = /rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'latin1'));
+    return m === null ? 0 : Number(m[1]);
+  } catch {
+    return 0;
+  }
+}
+
+/** The name of the resource a callback runs for: TCP, Timeout, FSReqCallback, PromiseWrap... */
+function resourceType(): string {
+  const r = executionAsyncResource() as { constructor?: { name?: string } } | undefined;
+  return r?.constructor?.name ?? 'unknown';
+}
+
+// Callback timing (SOAK_TURNS=1): depth counts nested callbacks, only the outermost is timed.
+let depth = 0;
+let turnStart = 0;
+let tickTurns = 0;
+let tickTurnMax = 0;
+let tickTurnType = '';
+let intervalTurnMax = 0;
+let intervalTurnType = '';
+/** Callbacks over SOAK_TURN_MS, as [start, end, type], written with their GC at the next 5 s line. */
+let longTurns: [number, number, string][] = [];
+if (timeTurns) {
+  createHook({
+    before() {
+      if (depth++ === 0) turnStart = performance.now();
+    },
+    after() {
+      if (--depth !== 0) return;
+      const end = performance.now();
+      const d = end - turnStart;
+      tickTurns++;
+      if (d <= tickTurnMax && d <= intervalTurnMax && d <= turnMs) return;
+      const type = resourceType();
+      if (d > tickTurnMax) {
+        tickTurnMax = d;
+        tickTurnType = type;
+      }
+      if (d > intervalTurnMax) {
+        intervalTurnMax = d;
+        intervalTurnType = type;
+      }
+      if (d > turnMs) longTurns.push([turnStart, end, type]);
+    },
+  }).enable();
+}
 
 /** [ns on a CPU, ns runnable but waiting] of the main thread, or null off Linux. */
 function schedstat(path: string): [number, number] | null {
@@ -69,6 +135,13 @@ if (out !== undefined && out !== '') {
   obs.observe({ entryTypes: ['gc'] });
   let lastTick = performance.now();
   let lastStat = schedstat(statPath);
+  let lastWaitNs = 0;
+  let lastRead = readBytes();
+  const gcIn = (from: number, to: number): number => {
+    let ms = 0;
+    for (const [end, dur] of gcs) if (end > from && end - dur < to) ms += dur;
+    return ms;
+  };
   // The most CPU the main thread used between two ticks in this 5 s interval: an
   // upper bound of the longest turn's own work, whatever the machine's load did.
   let cpuMaxNs = 0;
@@ -79,15 +152,34 @@ if (out !== undefined && out !== '') {
     if (stat !== null && lastStat !== null && stat[0] - lastStat[0] > cpuMaxNs) {
       cpuMaxNs = stat[0] - lastStat[0];
     }
+    const read = readBytes();
+    if (stat !== null && lastStat !== null && stat[0] - lastStat[0] > busyMs * 1e6) {
+      // GC entries reach the observer a little later: a busy tick's GC share is a lower bound.
+      write(
+        out,
+        JSON.stringify({
+          t: Math.round((Date.now() - started) / 1000),
+          busy_ms: Math.round((stat[0] - lastStat[0]) / 1e5) / 10,
+          gap_ms: Math.round(gap),
+          wait_ms: Math.round((stat[1] - lastStat[1]) / 1e6),
+          prev_wait_ms: Math.round(lastWaitNs / 1e6),
+          gc_ms: Math.round(gcIn(lastTick, now)),
+          turns: tickTurns,
+          turn_max_ms: Math.round(tickTurnMax * 10) / 10,
+          turn_type: tickTurnType,
+          read_kb: Math.round((read - lastRead) / 1024),
+        }) + '\n',
+      );
+    }
+    lastRead = read;
+    lastWaitNs = stat !== null && lastStat !== null ? stat[1] - lastStat[1] : 0;
+    tickTurns = 0;
+    tickTurnMax = 0;
+    tickTurnType = '';
     if (gap > stallMs && stat !== null && lastStat !== null) {
-      let gcMs = 0;
+      const gcMs = gcIn(lastTick, now);
       let gcKinds = 0;
-      for (const [end, dur, kind] of gcs) {
-        if (end > lastTick && end - dur < now) {
-          gcMs += dur;
-          gcKinds |= kind;
-        }
-      }
+      for (const [end, dur, kind] of gcs) if (end > lastTick && end - dur < now) gcKinds |= kind;
       write(
         out,
         JSON.stringify({
@@ -118,8 +210,25 @@ if (out !== undefined && out !== '') {
         external_mb: Math.round(m.external / 1e5) / 10,
         array_buffers_mb: Math.round(m.arrayBuffers / 1e5) / 10,
         rss_mb: Math.round(m.rss / 1e5) / 10,
+        ...(timeTurns
+          ? { turn_max_ms: Math.round(intervalTurnMax * 10) / 10, turn_type: intervalTurnType }
+          : {}),
       }) + '\n',
     );
+    for (const [from, to, type] of longTurns) {
+      write(
+        out,
+        JSON.stringify({
+          t: Math.round((Date.now() - started) / 1000),
+          turn_ms: Math.round((to - from) * 10) / 10,
+          type,
+          gc_ms: Math.round(gcIn(from, to) * 10) / 10,
+        }) + '\n',
+      );
+    }
+    longTurns = [];
+    intervalTurnMax = 0;
+    intervalTurnType = '';
     h.reset();
     cpuMaxNs = 0;
   }, 5000);

@@ -184,6 +184,7 @@ interface Probe {
   t: number;
   loop_max_ms: number;
   tick_cpu_max_ms?: number;
+  turn_max_ms?: number;
   heap_used_mb: number;
   array_buffers_mb: number;
 }
@@ -195,6 +196,59 @@ interface Stall {
   cpu_ms: number;
   wait_ms: number;
   gc_ms: number;
+}
+
+/** A tick that used more than SOAK_BUSY_MS of main-thread CPU (soak-probe.ts). */
+interface Busy {
+  t: number;
+  busy_ms: number;
+  wait_ms: number;
+  prev_wait_ms: number;
+  gc_ms: number;
+  turns: number;
+  turn_max_ms: number;
+  turn_type: string;
+  read_kb: number;
+}
+
+/** One callback over SOAK_TURN_MS, with SOAK_TURNS=1 (soak-probe.ts). */
+interface LongTurn {
+  t: number;
+  turn_ms: number;
+  type: string;
+  gc_ms: number;
+}
+
+/** The busiest tick, and whether busy ticks follow waits for a core (a backlog handled at once). */
+function busyNote(name: string, busy: Busy[]): string {
+  if (busy.length === 0) return `${name}: no tick over the probe's CPU threshold after warm-up`;
+  const top = busy.reduce((a, b) => (b.busy_ms > a.busy_ms ? b : a));
+  const afterWait = busy.filter((b) => b.prev_wait_ms + b.wait_ms >= b.busy_ms).length;
+  return (
+    `${name}: ${busy.length} ticks over the CPU threshold after warm-up, ${afterWait} of them ` +
+    `after waiting at least as long for a core; the busiest ${top.busy_ms} ms at ${top.t} s ` +
+    `(waited ${top.prev_wait_ms} ms in the tick before and ${top.wait_ms} ms in it, GC ${top.gc_ms} ms, ` +
+    `${top.read_kb} KiB read, ${top.turns} callbacks, the longest ${top.turn_max_ms} ms ${top.turn_type})`
+  );
+}
+
+/** The callbacks that ran longest (wall time), with the GC inside them. */
+function turnNote(name: string, turns: LongTurn[], after: Probe[]): string {
+  const maxes = after
+    .map((p) => p.turn_max_ms)
+    .filter((m): m is number => m !== undefined)
+    .sort((a, b) => a - b);
+  if (maxes.length === 0) return '';
+  const worst = turns
+    .slice()
+    .sort((a, b) => b.turn_ms - a.turn_ms)
+    .slice(0, 5)
+    .map((x) => `${x.turn_ms} ms ${x.type} at ${x.t} s (GC ${x.gc_ms} ms)`);
+  return (
+    `${name}: longest callback per 5 s after warm-up: median ${maxes[maxes.length >> 1]!.toFixed(1)} ms, ` +
+    `max ${maxes[maxes.length - 1]!.toFixed(1)} ms; ${turns.length} callbacks over the threshold` +
+    (worst.length > 0 ? `, the longest: ${worst.join('; ')}` : '')
+  );
 }
 
 /** The longest turn and the turn that ran longest on a CPU, split into run / wait / GC. */
@@ -298,7 +352,7 @@ async function main(): Promise<void> {
     let loopMax = '';
     if (existsSync(side.probeFile)) {
       const lines = readFileSync(side.probeFile, 'utf8').trim().split('\n');
-      const parsed = lines.map((l) => JSON.parse(l) as Probe | Stall);
+      const parsed = lines.map((l) => JSON.parse(l) as Probe | Stall | Busy | LongTurn);
       const probes = parsed.filter((p): p is Probe => 'loop_max_ms' in p);
       const after = probes.filter((p) => p.t > warmupS);
       const worst = after.reduce((m, p) => Math.max(m, p.loop_max_ms), 0);
@@ -306,6 +360,18 @@ async function main(): Promise<void> {
       notes.push(heapNote(side.name, after));
       const stalls = parsed.filter((p): p is Stall => 'stall_ms' in p && p.t > warmupS);
       notes.push(stallNote(side.name, stalls));
+      notes.push(
+        busyNote(
+          side.name,
+          parsed.filter((p): p is Busy => 'busy_ms' in p && p.t > warmupS),
+        ),
+      );
+      const turnLine = turnNote(
+        side.name,
+        parsed.filter((p): p is LongTurn => 'turn_ms' in p && p.t > warmupS),
+        after,
+      );
+      if (turnLine !== '') notes.push(turnLine);
       const cpus = after.map((p) => p.tick_cpu_max_ms ?? 0).sort((a, b) => a - b);
       if (cpus.length > 0) {
         notes.push(
