@@ -21,6 +21,7 @@ import {
   parseAckSubject,
 } from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
+import { PullQueue, type PullRequest } from './pull-queue.js';
 
 interface Pending {
   dseq: number;
@@ -29,21 +30,6 @@ interface Pending {
   /** Deliveries so far. */
   dc: number;
   subject: string;
-}
-
-interface PullRequest {
-  reply: string;
-  batch: number;
-  /** Bytes it may still receive (max_bytes), Infinity without a limit. */
-  bytesLeft: number;
-  /** Deliveries made for it. */
-  delivered: number;
-  /** Deadline (ms, Date.now clock), 0 for none. */
-  expires: number;
-  noWait: boolean;
-  /** Heartbeat interval (ms), 0 for none, and when the next is due. */
-  hb: number;
-  hbNext: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -78,7 +64,7 @@ export class Consumer implements StreamConsumer {
   private readonly rdc = new Map<number, number>();
   /** last_per_subject: the sequences to deliver before sseq, oldest first. */
   private readonly lps: number[] = [];
-  private readonly waiting: PullRequest[] = [];
+  private readonly waiting = new PullQueue();
   /** Messages left to deliver (matching the filter, at or after sseq). */
   private npc = 0;
   private ackSub: Subscription | null = null;
@@ -264,7 +250,7 @@ export class Consumer implements StreamConsumer {
     if (this.closed || this.delivering || this.resumeSoon !== null || this.resumeLater !== null)
       return;
     // A pull consumer without requests has nowhere to send (every ack lands here).
-    if (!this.isPush && this.waiting.length === 0) return;
+    if (!this.isPush && this.waiting.size === 0) return;
     this.delivering = true;
     // One clock reading per burst: delivery times and activity need no finer grain.
     const now = nowNs();
@@ -301,7 +287,7 @@ export class Consumer implements StreamConsumer {
         this.interestRetryMs = INTEREST_RETRY_MS;
         target = cfg.deliverSubject;
       } else {
-        req = this.waiting[0];
+        req = this.waiting.first();
         if (req === undefined) return sent;
         target = req.reply;
       }
@@ -334,7 +320,7 @@ export class Consumer implements StreamConsumer {
         if (size > req.bytesLeft) {
           this.unget(seq, dc);
           if (req.delivered === 0) {
-            this.waiting.shift();
+            this.waiting.served(true);
             this.host.publish(
               req.reply,
               null,
@@ -355,7 +341,7 @@ export class Consumer implements StreamConsumer {
       sent++;
       if (req !== undefined) {
         req.delivered++;
-        if (--req.batch <= 0 || req.bytesLeft <= 0) this.waiting.shift();
+        this.waiting.served(--req.batch <= 0 || req.bytesLeft <= 0);
       }
     }
   }
@@ -365,7 +351,7 @@ export class Consumer implements StreamConsumer {
     this.resumeSoon = null;
     this.resumeLater = null;
     if (this.closed) return;
-    const target = this.isPush ? this.cfg.deliverSubject : (this.waiting[0]?.reply ?? '');
+    const target = this.isPush ? this.cfg.deliverSubject : (this.waiting.first()?.reply ?? '');
     if (target !== '' && this.host.backlog(target) > this.host.backlogLimit) {
       this.resumeLater = setTimeout(this.onResume, BACKLOG_WAIT_MS);
       this.resumeLater.unref();
@@ -580,7 +566,7 @@ export class Consumer implements StreamConsumer {
       const available = this.npc + this.rdq.length;
       if (available === 0 && parsed.expiresNs === 0) return send('404 No Messages');
     }
-    if (this.waiting.length >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
+    if (this.waiting.size >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
     const now = Date.now();
     const req: PullRequest = {
       reply,
@@ -595,7 +581,7 @@ export class Consumer implements StreamConsumer {
     this.waiting.push(req);
     this.touch();
     this.kick();
-    if (this.waiting.includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
+    if (this.waiting.live().includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
   }
 
   /** A no_wait request found nothing more: 404 when it got nothing, else 408. */
@@ -604,8 +590,7 @@ export class Consumer implements StreamConsumer {
   }
 
   private finishRequest(req: PullRequest, timeout: boolean): void {
-    const i = this.waiting.indexOf(req);
-    if (i >= 0) this.waiting.splice(i, 1);
+    this.waiting.remove(req);
     if (timeout) {
       this.host.publish(
         req.reply,
@@ -622,12 +607,13 @@ export class Consumer implements StreamConsumer {
   }
 
   private expireRequests(): void {
-    if (this.waiting.length === 0) return;
+    const waiting = this.waiting.live();
+    if (waiting.length === 0) return;
     const now = Date.now();
-    for (let i = 0; i < this.waiting.length;) {
-      const r = this.waiting[i]!;
+    for (let i = 0; i < waiting.length;) {
+      const r = waiting[i]!;
       if (r.expires > 0 && now >= r.expires) {
-        this.waiting.splice(i, 1);
+        waiting.splice(i, 1);
         this.host.publish(
           r.reply,
           null,
@@ -640,7 +626,7 @@ export class Consumer implements StreamConsumer {
         continue;
       }
       if (!this.host.hasInterest(r.reply)) {
-        this.waiting.splice(i, 1);
+        waiting.splice(i, 1);
         continue;
       }
       i++;
@@ -650,7 +636,7 @@ export class Consumer implements StreamConsumer {
   private armPullTimer(): void {
     if (this.pullTimer !== null || this.closed) return;
     let next = Infinity;
-    for (const r of this.waiting) {
+    for (const r of this.waiting.live()) {
       if (r.expires > 0) next = Math.min(next, r.expires);
       if (r.hbNext > 0) next = Math.min(next, r.hbNext);
     }
@@ -670,7 +656,7 @@ export class Consumer implements StreamConsumer {
     if (this.closed) return;
     this.expireRequests();
     const now = Date.now();
-    for (const r of this.waiting) {
+    for (const r of this.waiting.live()) {
       if (r.hbNext > 0 && now >= r.hbNext) {
         r.hbNext = now + r.hb;
         this.host.publish(r.reply, null, this.heartbeatHeader(), EMPTY);
@@ -1018,7 +1004,7 @@ export class Consumer implements StreamConsumer {
       if (this.closed) return;
       const active = this.isPush
         ? this.host.hasInterest(this.cfg.deliverSubject)
-        : this.waiting.length > 0;
+        : this.waiting.size > 0;
       if (active || this.activeSinceArmed) this.armInactive();
       else this.onInactive(this);
     }, ms);
@@ -1041,7 +1027,7 @@ export class Consumer implements StreamConsumer {
           : sequenceInfo(this.adflr, this.asflr, this.lastAcked),
       num_ack_pending: this.pending.size,
       num_redelivered: this.rdc.size,
-      num_waiting: this.waiting.length,
+      num_waiting: this.waiting.size,
       num_pending: this.npc,
       ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
         ? { push_bound: true }
@@ -1079,7 +1065,7 @@ export class Consumer implements StreamConsumer {
    * leave a deleted consumer's directory behind.
    */
   async delete(): Promise<void> {
-    for (const r of this.waiting.splice(0))
+    for (const r of this.waiting.live().splice(0))
       this.host.publish(r.reply, null, statusHeader('409 Consumer Deleted'), EMPTY);
     if (!this.closed) this.halt();
     await this.store.delete();

@@ -105,8 +105,12 @@ export class FileConsumerStore implements ConsumerStore {
       })
       .finally(() => {
         this.writing = undefined;
-        this.scheduled = false;
-        if (this.dirty && !this.closed) this.changed();
+        // Armed again whether or not something changed during the write: a busy
+        // consumer's deliveries and acks then never call arm() themselves (its first call
+        // from their optimised code would cost V8 a deopt and a recompile of the whole
+        // delivery or ack path). The timer finds nothing to write once it goes quiet.
+        if (this.closed) this.scheduled = false;
+        else this.arm();
       });
   }
 
@@ -137,6 +141,9 @@ export class FileConsumerStore implements ConsumerStore {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     while (this.writing !== undefined) await this.writing;
+    // A write that ended meanwhile armed the timer again.
+    clearTimeout(this.timer);
+    this.timer = undefined;
     this.closed = true;
     this.dirty = true;
     await this.write();

@@ -281,8 +281,10 @@ export class LogFile {
     let hi = chunks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (chunks[mid]!.start <= pos) lo = mid + 1;
-      else hi = mid;
+      const above = mid + 1;
+      const below = chunks[mid]!.start <= pos;
+      lo = below ? above : lo;
+      hi = below ? hi : mid;
     }
     return lo - 1;
   }
@@ -294,7 +296,9 @@ export class LogFile {
    * chunk newest first. The bounds are computed and READ written on every call, with an
    * empty chunk when none holds the bytes (the caller fills READ from the pages then): a
    * field or sum first met when a reader reaches the chunks would cost V8's optimised load
-   * path a deopt and a recompile.
+   * path a deopt and a recompile. So is every step of the search (chunkAt computes both
+   * moves and picks one): a load path optimised while every read fell below the kept
+   * chunks met `mid + 1` for the first time when a consumer reached the newest messages.
    */
   private inChunk(pos: number, len: number): boolean {
     const i = this.chunkAt(pos);
