@@ -124,12 +124,15 @@ export class Stream {
   private readonly dedupe = new Map<string, Dedupe>();
   private readonly dedupeOrder: string[] = [];
   private dedupeHead = 0;
-  /** Acks waiting for the store's durability: reply subjects and their sequences. */
-  private ackReplies: string[] = [];
-  private ackSeqs: number[] = [];
+  /**
+   * Acks waiting for the store's durability: reply subjects, their sequences and the
+   * store's appendMark() once each was stored.
+   */
+  private readonly ackReplies: string[] = [];
+  private readonly ackSeqs: number[] = [];
+  private readonly ackMarks: number[] = [];
+  /** An onDurable callback is due (acksDurable). */
   private durableWait = false;
-  /** How many of the queued acks the store's current durability wait covers. */
-  private ackCovered = 0;
   closed = false;
 
   constructor(
@@ -308,7 +311,12 @@ export class Stream {
     this.host.publish(to, null, h, rp.headersOnly ? EMPTY : data);
   }
 
-  /** A PubAck goes out once the store says everything stored so far is durable. */
+  /**
+   * A PubAck goes out once the store has made the message durable. The first ack of a
+   * turn asks the store at once; the round that writes this turn's appends (after the
+   * turn's other publishes) calls back with how far it reached, and every ack queued up
+   * to there goes then, from the round itself.
+   */
   private queueAck(reply: string, seq: number): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
     if (this.store.type === 'memory') {
@@ -317,22 +325,22 @@ export class Stream {
     }
     this.ackReplies.push(reply);
     this.ackSeqs.push(seq);
+    this.ackMarks.push(this.store.appendMark());
     if (this.durableWait) return;
     this.durableWait = true;
-    // After this turn's other publishes, so that one wait covers them all.
-    setImmediate(this.waitDurable);
+    this.store.onDurable(this.acksDurable);
   }
 
-  /** Waits for what is stored now; acks queued later wait for the next round. */
-  private readonly waitDurable = (): void => {
-    this.ackCovered = this.ackReplies.length;
-    this.store.onDurable(this.acksDurable);
-  };
-
-  private readonly acksDurable = (err?: Error): void => {
-    const n = this.ackCovered;
+  private readonly acksDurable = (err: Error | undefined, durable: number): void => {
     const replies = this.ackReplies;
     const seqs = this.ackSeqs;
+    const marks = this.ackMarks;
+    // A failed store fails every ack waiting: none of them can become durable.
+    let n = replies.length;
+    if (err === undefined) {
+      n = 0;
+      while (n < marks.length && marks[n]! <= durable) n++;
+    }
     const failed =
       err === undefined
         ? null
@@ -351,15 +359,17 @@ export class Stream {
     } finally {
       this.host.releaseOutput(held);
     }
-    // Messages stored while the write was under way were not in it: they wait again.
+    // Messages stored while an `always` write was under way were not in it: they wait again.
     if (replies.length === n) {
       replies.length = 0;
       seqs.length = 0;
+      marks.length = 0;
       this.durableWait = false;
     } else {
       replies.splice(0, n);
       seqs.splice(0, n);
-      this.waitDurable();
+      marks.splice(0, n);
+      this.store.onDurable(this.acksDurable);
     }
   };
 

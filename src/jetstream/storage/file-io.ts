@@ -27,6 +27,7 @@ import {
   constants,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import type { DurableCallback } from './types.js';
 
 const MIN_CHUNK = 16 * 1024;
 const MAX_CHUNK = 1024 * 1024;
@@ -542,7 +543,7 @@ export interface FileIoOptions {
 
 interface Waiter {
   readonly gen: number;
-  readonly done: (err?: Error) => void;
+  readonly done: DurableCallback;
 }
 
 export interface RoundHook {
@@ -551,7 +552,7 @@ export interface RoundHook {
 }
 
 export class FileIo {
-  /** Counts every append, overwrite and task: what a round covers. */
+  /** Counts every append, overwrite, hook and task: what a round covers. */
   appended = 0;
   /** Bytes loads read back from disk (not found in the chunks or the read cache). */
   readBack = 0;
@@ -606,6 +607,9 @@ export class FileIo {
   }
 
   hook(h: RoundHook): void {
+    // What the hook appends counts now: a wait begun after it covers it (a skipped
+    // sequence's state record is durable before its PubAck goes).
+    this.appended++;
     this.hooks.add(h);
     this.schedule();
   }
@@ -617,15 +621,19 @@ export class FileIo {
     this.schedule();
   }
 
-  /** Calls `done` once everything appended so far is written (and synced with `always`). */
-  onDurable(done: (err?: Error) => void): void {
+  /**
+   * Calls `done` once everything appended so far is written (and synced with `always`),
+   * with how far the round that did it reached: appends made after this call may be
+   * covered too.
+   */
+  onDurable(done: DurableCallback): void {
     if (this.failure !== undefined) {
-      done(this.failure);
+      done(this.failure, this.durable);
       return;
     }
     const gen = this.appended;
     if (this.durable >= gen) {
-      done();
+      done(undefined, this.durable);
       return;
     }
     this.waiters.push({ gen, done });
@@ -789,7 +797,7 @@ export class FileIo {
       ready.length = i;
     }
     this.waiters = keep;
-    for (const w of ready) w.done(this.failure);
+    for (const w of ready) w.done(this.failure, gen);
   }
 
   /** writeFile without `always`, on the event loop: the bytes are handed to the OS now. */

@@ -11,6 +11,7 @@ import {
   lowersPerSubject,
   type ConsumerStore,
   type ConsumerStoreConfig,
+  type DurableCallback,
   type StorageUpdateHandler,
   type StreamState,
   type StreamStore,
@@ -179,8 +180,12 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     return seq;
   }
 
-  onDurable(done: (err?: Error) => void): void {
+  onDurable(done: DurableCallback): void {
     this.io.onDurable(done);
+  }
+
+  appendMark(): number {
+    return this.io.appended;
   }
 
   /** The block to append `seq` to (`room` bytes), starting a new one when due. */

@@ -11,6 +11,7 @@ import {
   type ConsumerState,
   type ConsumerStore,
   type ConsumerStoreConfig,
+  type DurableCallback,
   type RecoveredStream,
   type SimpleState,
   type StorageUpdateHandler,
@@ -104,8 +105,12 @@ export class MemoryStreamStore implements StreamStore {
     return seq;
   }
 
-  onDurable(done: (err?: Error) => void): void {
-    done();
+  onDurable(done: DurableCallback): void {
+    done(undefined, 0);
+  }
+
+  appendMark(): number {
+    return 0;
   }
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined {

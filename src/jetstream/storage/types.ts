@@ -147,6 +147,9 @@ export type StorageUpdateHandler = (
   subject: string,
 ) => void;
 
+/** onDurable's callback: `durable` is the appendMark() the write reached. */
+export type DurableCallback = (err: Error | undefined, durable: number) => void;
+
 export interface StreamStore {
   readonly type: StorageType;
 
@@ -162,10 +165,17 @@ export interface StreamStore {
   /**
    * Calls `done` once every message stored before this call has reached the store's
    * durability (for the file store: written to the file at its sync level; for the memory
-   * store: at once, synchronously). The engine sends PubAcks only from here, grouping the
-   * acks of one event-loop turn behind one call.
+   * store: at once, synchronously). The engine sends PubAcks only from here: it asks
+   * right after its first store of a turn, and the `durable` mark it is called back with
+   * says which of the turn's later stores the same write covered (see appendMark).
    */
-  onDurable(done: (err?: Error) => void): void;
+  onDurable(done: DurableCallback): void;
+  /**
+   * A mark that grows with the store's appends: a message stored before it was taken is
+   * durable once an onDurable callback's `durable` is at least that mark (for the memory
+   * store: always 0).
+   */
+  appendMark(): number;
 
   loadMsg(seq: number, into?: StoredMsg): StoredMsg | undefined;
   /** The first message at or after `start` whose subject matches `filter` ('' or '>' is all). */

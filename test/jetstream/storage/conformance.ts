@@ -440,6 +440,36 @@ export function storageConformance(label: string, o: ConformanceOptions): void {
       await e.close();
     });
 
+    it('onDurable reports how far it reached: stores after the call that it covers', async () => {
+      const e = await setup();
+      const s = e.open(cfg('MARK'));
+      const marks: number[] = [];
+      const reached: number[] = [];
+      fill(s, ['a'], 1);
+      marks.push(s.appendMark());
+      s.onDurable((err, durable) => {
+        assert.equal(err, undefined);
+        reached.push(durable);
+      });
+      // Stored in the same turn, after the call: the same write covers them.
+      fill(s, ['b'], 2);
+      marks.push(s.appendMark());
+      s.skipMsg();
+      marks.push(s.appendMark());
+      await durable(s);
+      assert.equal(reached.length, 1);
+      for (const m of marks) assert.ok(m <= reached[0]!, `mark ${m} within ${reached[0]}`);
+      // Marks never go back; a later store needs a later write (the memory store: none).
+      fill(s, ['c'], 1);
+      const later = s.appendMark();
+      assert.ok(later >= marks[2]!);
+      let last = -1;
+      s.onDurable((_err, d) => (last = d));
+      await durable(s);
+      assert.ok(last >= later);
+      await e.close();
+    });
+
     it('many subjects (KV with history 1): last-by-subject and per-subject state', async () => {
       const e = await setup();
       const s = e.open(cfg('MANY', { maxMsgsPerSubject: 1 }));
