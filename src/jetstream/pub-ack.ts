@@ -8,14 +8,22 @@
 import { putInt } from '../server/outbound.js';
 
 const ARENA = 16 * 1024;
+const FIRST_ARENA = 256;
 /** Room for the longest sequence (2^53: 16 digits) and the longest ending. */
 const TAIL_ROOM = 16 + 32;
 const CLOSE = Buffer.from('}');
+const NO_ARENA = Buffer.alloc(0);
 const DUPLICATE = Buffer.from(',"duplicate": true}');
 
 export class PubAckWriter {
   private prefix: Buffer;
-  private arena = Buffer.allocUnsafe(ARENA);
+  /**
+   * Arenas start small and double up to ARENA: a fresh server starts several in its
+   * first hundred acks, after V8 has made write() a feedback vector (not at its first
+   * calls) and before it optimises it. With 16 KiB from the start, the ~400th ack would
+   * be the first to start one, and send the optimised path back to the interpreter.
+   */
+  private arena = NO_ARENA;
   private at = 0;
 
   constructor(stream: string, domain: string) {
@@ -40,7 +48,8 @@ export class PubAckWriter {
   private write(seq: number, end: Buffer): Buffer {
     const prefix = this.prefix;
     if (this.at + prefix.length + TAIL_ROOM > this.arena.length) {
-      this.arena = Buffer.allocUnsafe(Math.max(ARENA, prefix.length + TAIL_ROOM));
+      const next = Math.min(ARENA, Math.max(FIRST_ARENA, this.arena.length * 2));
+      this.arena = Buffer.allocUnsafe(Math.max(next, prefix.length + TAIL_ROOM));
       this.at = 0;
     }
     const b = this.arena;

@@ -4,7 +4,7 @@
 // last-by-subject and filtered loads use.
 import { subjectMatches } from '../../subjects/validate.js';
 
-const INITIAL_SLOTS = 1024;
+const FIRST_SLOTS = 16;
 const NO_SLOTS = new Uint32Array(0);
 const NO_TIMES = new Float64Array(0);
 
@@ -18,9 +18,16 @@ export class BlockSlots {
   live = 0;
   liveBytes = 0;
 
+  /**
+   * A new block's arrays start small and double: a fresh server's first block calls
+   * grow() from add() a few times before V8 optimises add() (the first calls have no
+   * feedback to record it in). Started at a thousand, the 1,025th message of the first
+   * block would be the first to need it, and send the optimised publish path back to
+   * the interpreter there ("insufficient type feedback").
+   */
   constructor(
     public base: number,
-    capacity = INITIAL_SLOTS,
+    capacity = FIRST_SLOTS,
   ) {
     // Each written twice (see LogFile's constructor): the first growth, a thousand
     // messages into a block, is no first change of a constant.
@@ -60,7 +67,7 @@ export class BlockSlots {
   }
 
   private grow(min: number): void {
-    let n = this.off.length * 2;
+    let n = Math.max(this.off.length * 2, FIRST_SLOTS);
     while (n < min) n *= 2;
     const off = new Uint32Array(n);
     off.set(this.off);

@@ -148,7 +148,7 @@ export class LogFile {
     if (c.start + c.used !== this.size || c.buf.length - c.used < n) {
       const size = Math.max(n, this.nextChunk);
       this.nextChunk = Math.min(this.nextChunk * 2, MAX_CHUNK);
-      const buf = size === MAX_CHUNK ? this.io.chunkBuffer() : Buffer.allocUnsafe(size);
+      const buf = this.io.chunkBuffer(size);
       c = { start: this.size, buf, used: 0, entry: null, lent: false };
       this.chunks.push(c);
       this.trimChunks();
@@ -584,13 +584,17 @@ export class FileIo {
   }
 
   /**
-   * A buffer for a chunk of MAX_CHUNK bytes: one the cache let go if there is one. A
+   * A buffer for a chunk of `size` bytes; of MAX_CHUNK: one the cache let go if there is one. A
    * fresh one costs a page fault per 4 KB at its first writes (the kernel zeroes the
    * page; in a VM, a trap more): some 13 ms per 30 MB here, a tenth of the event loop's
    * time in a fresh server taking 1 KiB publishes, and the garbage collector frees a
    * cached chunk's memory only at a full collection, so malloc cannot reuse it either.
+   * Smaller chunks are fresh memory. Every chunk comes from here: a fresh server's first
+   * MAX_CHUNK (about 1 MB into its first stream) is not the first call of it, which
+   * would have no feedback and send the optimised publish path back to the interpreter.
    */
-  chunkBuffer(): Buffer {
+  chunkBuffer(size: number): Buffer {
+    if (size !== MAX_CHUNK) return Buffer.allocUnsafe(size);
     const buf = this.spare.pop();
     if (buf === undefined) return Buffer.allocUnsafe(MAX_CHUNK);
     this.chunksReused++;
