@@ -182,6 +182,8 @@ if (out !== undefined && out !== '') {
           t: Math.round((Date.now() - started) / 1000),
           busy_ms: Math.round((stat[0] - lastStat[0]) / 1e5) / 10,
           gap_ms: Math.round(gap),
+          // The tick's end on the monotonic clock, in µs: where to look in a --cpu-prof profile.
+          end_us: Number(process.hrtime.bigint() / 1000n),
           wait_ms: Math.round((stat[1] - lastStat[1]) / 1e6),
           prev_wait_ms: Math.round(lastWaitNs / 1e6),
           // utime/stime are counted in 10 ms clock ticks: which side of the kernel it was.
