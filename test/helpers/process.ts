@@ -30,12 +30,29 @@ export interface WirebusProcess {
 }
 
 /** A port nobody listens on right now. */
+/**
+ * A port free on 127.0.0.1 now, for a server started later (or restarted on the same
+ * port). Drawn below the kernel's ephemeral range (32768-60999 on Linux): a port from
+ * listen(0) is one the kernel also hands out as the local end of outgoing connections,
+ * and the suite opens thousands of those, so one took a test's monitoring port between
+ * this check and the server's listen (CI, file-config.test.ts).
+ */
 export async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if ((await bound(port)) !== 0) return port;
+  }
+  return bound(0);
+}
+
+/** Binds `port` (0: any) on 127.0.0.1 and lets it go: the port bound, or 0 if it was taken. */
+async function bound(port: number): Promise<number> {
   const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
+  const ok = await new Promise<boolean>((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => resolve(true));
   });
+  if (!ok) return 0;
   const address = probe.address();
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   if (typeof address !== 'object' || address === null) throw new Error('no port bound');
