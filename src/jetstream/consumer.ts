@@ -752,8 +752,8 @@ export class Consumer implements StreamConsumer {
       default:
       // Not an ack nats-server knows: nothing happens but the AckSync reply.
     }
-    // AckSync: an empty reply once the ack is processed.
-    if (reply !== null && reply !== '') this.host.publish(reply, null, null, EMPTY);
+    // AckSync: an empty reply once the ack is processed, to an inbox answered once.
+    if (reply !== null && reply !== '') this.host.reply(reply, null, EMPTY);
     this.touch();
     if (blocked || this.rdq.length > 0) this.kick();
   }

@@ -7,12 +7,7 @@ const CRLF = '\r\n';
 /** The value of `key` (exact case, as the reference's getHeader) or '' when absent. */
 export function headerValue(hdr: Buffer | null, key: string): string {
   if (hdr === null || hdr.length === 0) return '';
-  return headerValueIn(hdr.toString('latin1'), key);
-}
-
-/** headerValue on a header block already made a (latin1) string: one conversion for many keys. */
-export function headerValueIn(text: string, key: string): string {
-  return headerValueAt(text, headerNeedle(key));
+  return headerValueAt(hdr.toString('latin1'), headerNeedle(key));
 }
 
 /** What headerValueAt looks for: `\r\n<key>:`, made once for a key read on every publish. */
@@ -20,7 +15,10 @@ export function headerNeedle(key: string): string {
   return CRLF + key + ':';
 }
 
-/** headerValueIn with its needle made beforehand (headerNeedle): no string built per call. */
+/**
+ * headerValue on a header block already made a (latin1) string, with the needle made
+ * beforehand (headerNeedle): one conversion for many keys, no string built per call.
+ */
 export function headerValueAt(text: string, needle: string): string {
   const i = text.indexOf(needle);
   if (i < 0) return '';

@@ -8,8 +8,8 @@
 // live heap that is always so: in the FILE soak it marked and compacted every 2-5 s,
 // 60 times a minute of garbage that was not there. Each marking runs steps on the
 // main thread (as tasks between callbacks, where no callback's timing sees them); on
-// a loaded machine, with V8's helper threads waiting for a core, one step took 34 ms
-// and one atomic pause 72 ms: the longest stretches of main-thread work the soak
+// a loaded machine, with V8's helper threads waiting for a core, steps took up to 43 ms
+// and pauses up to 95 ms (wall): the longest stretches of main-thread work the soak
 // found (bench/RESULTS.md, "The soak's longest ticks: V8's marking").
 //
 // Growing by V8's own largest factor (four times the live size) leaves room above
