@@ -62,6 +62,10 @@ export class Sublist<S extends Indexed> {
   private count = 0;
   /** Bumped on every change, so per-connection caches can tell they are stale. */
   genid = 0;
+  /** matchOnce's last subject, its answer, and the genid it was found under. */
+  private onceSubject = '';
+  private onceResult: MatchResult<S> = { psubs: [], qsubs: [] };
+  private onceGen = -1;
   private inserts = 0;
   private removes = 0;
   private matches = 0;
@@ -182,7 +186,15 @@ export class Sublist<S extends Indexed> {
    */
   matchOnce(subject: string): MatchResult<S> {
     this.matches++;
-    return this.matchUncached(subject);
+    // A publisher's replies often all go to its one inbox (an async JetStream publisher's
+    // PubAcks, a streaming client's acks): the last answer serves again until the index
+    // changes, with no place taken in the cache.
+    if (subject === this.onceSubject && this.onceGen === this.genid) return this.onceResult;
+    const result = this.matchUncached(subject);
+    this.onceSubject = subject;
+    this.onceResult = result;
+    this.onceGen = this.genid;
+    return result;
   }
 
   /**

@@ -216,6 +216,27 @@ describe('sublist: the results cache', () => {
     assert.equal(sl.stats().numMatches, 2003);
   });
 
+  test('a reply subject matched once again in a row gets the same answer until the index changes', () => {
+    const sl = new Sublist<Sub>();
+    const inbox = mk('_INBOX.abc.*');
+    sl.insert(inbox);
+    const first = sl.matchOnce('_INBOX.abc.x');
+    assert.equal(sl.matchOnce('_INBOX.abc.x'), first);
+    assert.deepEqual(shape(first), { psubs: [inbox.id], qsubs: {} });
+    const exact = mk('_INBOX.abc.x');
+    sl.insert(exact);
+    assert.deepEqual(shape(sl.matchOnce('_INBOX.abc.x')), {
+      psubs: [inbox.id, exact.id],
+      qsubs: {},
+    });
+    assert.equal(sl.matchOnce('_INBOX.abc.y').psubs.length, 1);
+    sl.remove(inbox);
+    assert.deepEqual(shape(sl.matchOnce('_INBOX.abc.x')), { psubs: [exact.id], qsubs: {} });
+    sl.remove(exact);
+    assert.deepEqual(shape(sl.matchOnce('_INBOX.abc.x')), { psubs: [], qsubs: {} });
+    assert.equal(sl.stats().numCache, 0);
+  });
+
   test('inserts patch matching entries and leave the rest alone', () => {
     const sl = new Sublist<Sub>();
     const a = mk('foo.bar');
