@@ -49,7 +49,7 @@ export class MessageFields {
       return i + size;
     }
     const pending = Buffer.allocUnsafe(size);
-    buf.copy(pending, 0, i, len);
+    copyRange(pending, 0, buf, i, len);
     this.pending = pending;
     this.pendingLen = len - i;
     return len;
@@ -60,7 +60,7 @@ export class MessageFields {
     const pending = this.pending!;
     const need = this.size - this.pendingLen;
     const take = len - i < need ? len - i : need;
-    buf.copy(pending, this.pendingLen, i, i + take);
+    copyRange(pending, this.pendingLen, buf, i, i + take);
     this.pendingLen += take;
     if (this.pendingLen === this.size) {
       this.payload = pending;
@@ -91,7 +91,7 @@ export class MessageFields {
         copy = Buffer.allocUnsafe(n > 256 ? n : 256);
         this.argsCopy = copy;
       }
-      buf.copy(copy, 0, this.argsStart, this.argsEnd);
+      copyRange(copy, 0, buf, this.argsStart, this.argsEnd);
       this.shiftArgs(-this.argsStart);
       this.argsStart = 0;
       this.argsEnd = n;
@@ -103,7 +103,7 @@ export class MessageFields {
     } else if (this.payload === buf) {
       // allocUnsafe + copy: one copy, pooled when small (see keep() in shared-read.ts).
       const payload = Buffer.allocUnsafe(this.payloadEnd - this.payloadStart);
-      buf.copy(payload, 0, this.payloadStart, this.payloadEnd);
+      copyRange(payload, 0, buf, this.payloadStart, this.payloadEnd);
       this.payload = payload;
       this.payloadStart = 0;
       this.payloadEnd = this.size;
@@ -123,4 +123,13 @@ export class MessageFields {
     this.hdrStart += delta;
     this.hdrEnd += delta;
   }
+}
+
+/**
+ * `src[start, end)` into `dst` at `at`: the typed-array copy Buffer#copy makes after its
+ * checks, without its chain of JavaScript calls (run once per read of large messages,
+ * which a fresh server interprets and then compiles).
+ */
+function copyRange(dst: Buffer, at: number, src: Buffer, start: number, end: number): void {
+  dst.set(new Uint8Array(src.buffer, src.byteOffset + start, end - start), at);
 }

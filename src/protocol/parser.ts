@@ -642,7 +642,11 @@ export class Parser extends OpParser {
     if (withHeaders && (hdr < 0 || hdr > size)) return -1;
     const payStart = i + 1;
     const payEnd = payStart + size;
-    if (payEnd + 2 > len || buf[payEnd] !== CR || buf[payEnd + 1] !== LF) return -1;
+    // The payload (or its CRLF) goes on in the next read: every read of 64 KiB ends in
+    // the middle of a message when they are large. The line is read; the payload is taken
+    // as the state machine takes it after msgArgs, without splitting the line again.
+    const partial = payEnd + 2 > len;
+    if (!partial && (buf[payEnd] !== CR || buf[payEnd + 1] !== LF)) return -1;
     this.argBuf = buf;
     this.fieldCount = count;
     this.subjectStart = fs[0]!;
@@ -654,6 +658,11 @@ export class Parser extends OpParser {
     // A header block of size 0 is delivered as a plain MSG, as the reference does.
     this.hdr = hdr > 0 ? hdr : -1;
     this.size = size;
+    if (partial) {
+      this.argsStart = argStart;
+      this.argsEnd = argEnd;
+      return this.beginPayload(buf, payStart, len);
+    }
     this.payload = buf;
     this.payloadStart = payStart;
     this.payloadEnd = payEnd;
