@@ -127,7 +127,7 @@ export function putMsgRecord(
   hdr: Buffer,
   data: Buffer,
 ): number {
-  const sl = b.write(subject, at + RECORD_HEAD, 'utf8');
+  const sl = putSubject(b, at + RECORD_HEAD, subject);
   let pos = at + RECORD_HEAD + sl;
   if (hdr.length > 0) {
     u32(b, pos, hdr.length);
@@ -148,6 +148,28 @@ export function putMsgRecord(
   u32(b, pos, IEEE.bytes(data, 0, data.length, crc));
   u32(b, pos + 4, field);
   return rl;
+}
+
+/** Subjects up to this long are written a character at a time when they are ASCII. */
+const SHORT_SUBJECT = 64;
+
+/**
+ * Writes `subject` at `b[at]` as UTF-8; returns its length in bytes. Most subjects are
+ * short and ASCII: their characters are their bytes, stored one by one, with no call
+ * into Node (Buffer#write's checks and its encoder cost more than the copy per message).
+ */
+function putSubject(b: Buffer, at: number, subject: string): number {
+  const n = subject.length;
+  if (n <= SHORT_SUBJECT) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = subject.charCodeAt(i);
+      if (c >= 0x80) break;
+      b[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return b.write(subject, at, 'utf8');
 }
 
 /** The record of the stream's first and last sequences. */

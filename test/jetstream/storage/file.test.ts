@@ -208,6 +208,39 @@ describe('file store: disk', () => {
 });
 
 describe('file store: reads and erase', () => {
+  it('keeps subjects as UTF-8: ASCII, non-ASCII, and past the short-subject length', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('UTF', 'file');
+    const subjects = [
+      'utf.a',
+      'utf.\u00e9t\u00e9',
+      'utf.\u65e5\u672c.x',
+      `utf.${'k'.repeat(59)}`,
+      `utf.${'k'.repeat(60)}`,
+      `utf.${'k'.repeat(200)}`,
+      `utf.${'k'.repeat(70)}.\u00fc`,
+      'utf.a',
+    ];
+    let o = open(dir, cfg);
+    for (const subject of subjects) {
+      o.store.storeMsg(subject, Buffer.alloc(0), Buffer.from(subject), Date.now() * NS);
+    }
+    const check = (): void => {
+      for (let i = 0; i < subjects.length; i++) {
+        const m = o.store.loadMsg(i + 1)!;
+        assert.equal(m.subject, subjects[i]);
+        assert.equal(m.data.toString(), subjects[i]);
+      }
+      assert.equal(o.store.loadLastMsg('utf.\u00e9t\u00e9')!.seq, 2);
+    };
+    check();
+    await o.storage.close();
+    o = open(dir, cfg);
+    assert.deepEqual(o.warnings, []);
+    check();
+    await o.storage.close();
+  });
+
   it('serves a stream far larger than its read cache from disk, in order and at random', async () => {
     const dir = await tempDir();
     const cfg = streamConfig('BIG', 'file');
