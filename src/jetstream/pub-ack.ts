@@ -2,7 +2,7 @@
 // domain, and `,"duplicate": true}` for a duplicate), byte for byte as nats-server 2.9
 // writes them. Every acknowledged publish sends one, so they are written without JSON or
 // strings: the stream's prefix is encoded once, the sequence's digits are written into an
-// arena that later bodies share, and each body is a view of it. An arena is never written
+// arena that later bodies share, and each body is a range of it. An arena is never written
 // twice: whoever receives a body (an outbound buffer, an in-process subscriber) may keep
 // it.
 import { putInt } from '../server/outbound.js';
@@ -23,7 +23,9 @@ export class PubAckWriter {
    * calls) and before it optimises it. With 16 KiB from the start, the ~400th ack would
    * be the first to start one, and send the optimised path back to the interpreter.
    */
-  private arena = NO_ARENA;
+  arena = NO_ARENA;
+  /** Where the last body written begins in `arena` (see ack()). */
+  start = 0;
   private at = 0;
 
   constructor(stream: string, domain: string) {
@@ -35,17 +37,22 @@ export class PubAckWriter {
     this.prefix = pubAckPrefix(stream, domain);
   }
 
-  /** `{"stream":"S", "seq":N}`. */
-  ack(seq: number): Buffer {
+  /**
+   * Writes `{"stream":"S", "seq":N}` at `arena[start]`; returns where it ends. No view of
+   * it is made: every acknowledged publish sends one, and a reply can be routed from
+   * the range (StreamHost.replyRange).
+   */
+  ack(seq: number): number {
     return this.write(seq, CLOSE);
   }
 
   /** `{"stream":"S", "seq":N,"duplicate": true}`: N is the first copy's sequence. */
   duplicate(seq: number): Buffer {
-    return this.write(seq, DUPLICATE);
+    const end = this.write(seq, DUPLICATE);
+    return this.arena.subarray(this.start, end);
   }
 
-  private write(seq: number, end: Buffer): Buffer {
+  private write(seq: number, end: Buffer): number {
     const prefix = this.prefix;
     if (this.at + prefix.length + TAIL_ROOM > this.arena.length) {
       const next = Math.min(ARENA, Math.max(FIRST_ARENA, this.arena.length * 2));
@@ -59,8 +66,9 @@ export class PubAckWriter {
     let p = putInt(b, start + prefix.length, seq);
     b.set(end, p);
     p += end.length;
+    this.start = start;
     this.at = p;
-    return b.subarray(start, p);
+    return p;
   }
 }
 

@@ -40,6 +40,8 @@ export interface StreamHost {
    * subject, which is unlikely to come again: its match is not cached.
    */
   reply(subject: string, hdr: Buffer | null, data: Buffer): number;
+  /** reply() of `buf[start, end)`, its first `hdrLen` bytes a header block: no view made. */
+  replyRange(subject: string, buf: Buffer, start: number, hdrLen: number, end: number): number;
   /**
    * Bytes waiting to be written to the busiest connection listening on `subject`: a
    * consumer delivering a backlog waits while its receiver is behind.
@@ -320,7 +322,7 @@ export class Stream {
   private queueAck(reply: string, seq: number): void {
     // A memory store is durable once stored: the ack goes now, with no queue to fill.
     if (this.store.type === 'memory') {
-      this.host.reply(reply, null, this.pubAcks.ack(seq));
+      this.sendAck(reply, seq);
       return;
     }
     this.ackReplies.push(reply);
@@ -354,7 +356,8 @@ export class Stream {
     const held = this.host.holdOutput();
     try {
       for (let i = 0; i < n; i++) {
-        this.host.reply(replies[i]!, null, failed ?? this.pubAcks.ack(seqs[i]!));
+        if (failed === null) this.sendAck(replies[i]!, seqs[i]!);
+        else this.host.reply(replies[i]!, null, failed);
       }
     } finally {
       this.host.releaseOutput(held);
@@ -372,6 +375,13 @@ export class Stream {
       this.store.onDurable(this.acksDurable);
     }
   };
+
+  /** The PubAck of `seq`, routed from the bytes the writer laid out. */
+  private sendAck(reply: string, seq: number): void {
+    const w = this.pubAcks;
+    const end = w.ack(seq);
+    this.host.replyRange(reply, w.arena, w.start, 0, end);
+  }
 
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
   private respondError(reply: string, error: ApiError): void {
