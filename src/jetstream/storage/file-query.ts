@@ -15,13 +15,22 @@ import type { LogFile } from './file-io.js';
 import { msgParts } from './file-record.js';
 import { hasWildcard } from '../../subjects/validate.js';
 
-export interface Block {
-  readonly id: number;
-  file: LogFile;
+/**
+ * A block of a file stream: its file, its slots, its tombstones. A class, not an object
+ * literal: V8 makes a literal's boilerplate at the literal's second run, and for a fresh
+ * stream that was its first block roll (8 MB in), whose boilerplate widened the fields'
+ * types and threw away the optimised publish path that relied on them (storeMsg).
+ */
+export class Block {
   /** `<id>.dlt`: tombstones of this block's interior deletes (created on the first). */
-  deletes: LogFile | undefined;
-  slots: BlockSlots;
-  compacting: boolean;
+  deletes: LogFile | undefined = undefined;
+  compacting = false;
+
+  constructor(
+    readonly id: number,
+    public file: LogFile,
+    public slots: BlockSlots,
+  ) {}
 }
 
 /** The first of a subject's few ascending sequences at or after `from`, else 0 (no closure per read). */

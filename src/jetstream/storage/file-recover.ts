@@ -18,7 +18,7 @@ import {
 import { join } from 'node:path';
 import { BlockSlots, SubjectTable } from './file-index.js';
 import { LogFile, type FileIo } from './file-io.js';
-import type { Block } from './file-query.js';
+import { Block } from './file-query.js';
 import {
   BLOCK_MAGIC,
   DELETES_MAGIC,
@@ -155,7 +155,7 @@ export function recoverLog(
     }
     if (end < buf.length) truncateSync(path, end);
     const file = new LogFile(path, end, io, dir);
-    const block: Block = { id, file, deletes: undefined, slots, compacting: false };
+    const block = new Block(id, file, slots);
     const dead = readTombstones(deletesPath(dir, id), warn);
     if (dead.size > 0) {
       tombstones.set(block, dead);

@@ -19,7 +19,7 @@ import {
 } from './types.js';
 import { BlockSlots, type SubjectInfo } from './file-index.js';
 import { LogFile, syncDir, writeDurably, type FileIo, type RoundHook } from './file-io.js';
-import { StreamQueries, type Block } from './file-query.js';
+import { Block, StreamQueries } from './file-query.js';
 import { blockPath, deletesPath, recoverLog } from './file-recover.js';
 import {
   BLOCK_MAGIC,
@@ -205,13 +205,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     const file = new LogFile(blockPath(this.msgsDir, id), 0, this.io, this.msgsDir);
     file.pinned = true;
     file.append(fileHeader(BLOCK_MAGIC));
-    const b: Block = {
-      id,
-      file,
-      deletes: undefined,
-      slots: new BlockSlots(this.lastSeq + 1),
-      compacting: false,
-    };
+    const b = new Block(id, file, new BlockSlots(this.lastSeq + 1));
     this.blocks.push(b);
     this.active = b;
     this.writeState();
