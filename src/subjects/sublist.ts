@@ -64,7 +64,7 @@ export class Sublist<S extends Indexed> {
   genid = 0;
   /** matchOnce's last subject, its answer, and the genid it was found under. */
   private onceSubject = '';
-  private onceResult: MatchResult<S> = { psubs: [], qsubs: [] };
+  private onceResult: MatchResult<S> | null = null;
   private onceGen = -1;
   private inserts = 0;
   private removes = 0;
@@ -159,6 +159,8 @@ export class Sublist<S extends Indexed> {
     this.count--;
     this.removes++;
     this.genid++;
+    // The genid already voids matchOnce's answer; let go of the subscription it may hold.
+    this.onceResult = null;
     this.patchCacheOnRemove(sub);
     return true;
   }
@@ -189,7 +191,8 @@ export class Sublist<S extends Indexed> {
     // A publisher's replies often all go to its one inbox (an async JetStream publisher's
     // PubAcks, a streaming client's acks): the last answer serves again until the index
     // changes, with no place taken in the cache.
-    if (subject === this.onceSubject && this.onceGen === this.genid) return this.onceResult;
+    const last = this.onceResult;
+    if (last !== null && subject === this.onceSubject && this.onceGen === this.genid) return last;
     const result = this.matchUncached(subject);
     this.onceSubject = subject;
     this.onceResult = result;
