@@ -200,6 +200,10 @@ export class JsAccount implements StreamHost {
     return this.js.server.holdFlush();
   }
 
+  flushOutput(): void {
+    this.js.server.flushNow();
+  }
+
   releaseOutput(held: boolean): void {
     this.js.server.releaseFlush(held);
   }

@@ -1,7 +1,7 @@
 // A consumer's deliveries as bytes: the MSG line's ack reply written in place
 // (DeliveryMessage, putNanos), and delivery in bursts that wait while the receiver is
 // behind, so a stream larger than max_pending reaches a slow reader whole instead of
-// cutting it off as a slow consumer.
+// cutting it off as a slow consumer; a burst handed to the socket in growing pieces.
 
 import assert from 'node:assert/strict';
 import { connect as connectSocket } from 'node:net';
@@ -175,6 +175,85 @@ test('a push consumer delivers a stream larger than max_pending to a reader that
         Array.from({ length: COUNT }, (_, i) => i + 1),
       );
       assert.equal(closed, false);
+      reader.destroy();
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
+test('a pull burst goes to the socket in growing pieces, the first of a few KB', async () => {
+  const COUNT = 512;
+  await withServer({ jetstream: true }, async (s) => {
+    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.add({ name: 'PIECES', subjects: ['pieces'], storage: 'memory' as never });
+      const js = nc.jetstream();
+      const data = new Uint8Array(128);
+      await Promise.all(Array.from({ length: COUNT }, () => js.publish('pieces', data)));
+      await jsm.consumers.add('PIECES', { durable_name: 'c', ack_policy: AckPolicy.Explicit });
+
+      const reader = connectSocket(s.port, '127.0.0.1');
+      await new Promise<void>((r) => reader.once('connect', () => r()));
+      let input = '';
+      const pong = new Promise<void>((resolve) => {
+        const onData = (chunk: Buffer): void => {
+          input += chunk.toString('latin1');
+          if (input.includes('PONG\r\n')) {
+            reader.off('data', onData);
+            resolve();
+          }
+        };
+        reader.on('data', onData);
+      });
+      reader.write('CONNECT {"verbose":false,"protocol":1}\r\nSUB in 1\r\nPING\r\n');
+      await pong;
+      input = '';
+      // The server's side of this connection: what each of its flushes hands to the socket.
+      const client = [...s.server.clients.values()].find((c) => c.port === reader.localPort)!;
+      const flushes: number[] = [];
+      const flush = client.flush.bind(client);
+      client.flush = (): void => {
+        const before = client.flow.handed;
+        flush();
+        if (client.flow.handed > before) flushes.push(client.flow.handed - before);
+      };
+      const seqs: number[] = [];
+      const line = /^MSG pieces 1 \$JS\.ACK\.PIECES\.c\.1\.(\d+)\.\d+\.\d+\.\d+ 128\r\n/;
+      await new Promise<void>((resolve, reject) => {
+        reader.on('data', (chunk: Buffer) => {
+          input += chunk.toString('latin1');
+          for (;;) {
+            const m = line.exec(input);
+            if (m === null || input.length < m[0].length + 130) break;
+            seqs.push(Number(m[1]));
+            input = input.substring(m[0].length + 130);
+          }
+          if (input.startsWith('-ERR')) reject(new Error(input));
+          if (seqs.length === COUNT) resolve();
+        });
+        const request = `{"batch":${COUNT}}`;
+        reader.write(
+          `PUB $JS.API.CONSUMER.MSG.NEXT.PIECES.c in ${request.length}\r\n${request}\r\n`,
+        );
+      });
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: COUNT }, (_, i) => i + 1),
+      );
+      // 512 MSG lines of about 70 bytes and their 128 bytes of data, in a handful of
+      // writes: the first once 4 KB of messages (subject and data, 134 bytes each here)
+      // are laid out, each next one once the burst has doubled; not one write per
+      // message, and not one for the whole burst.
+      const total = flushes.reduce((x, y) => x + y, 0);
+      assert.ok(total > 90 * 1024, `flushes: ${flushes.join(' ')}`);
+      assert.ok(flushes.length >= 4 && flushes.length <= 8, `flushes: ${flushes.join(' ')}`);
+      assert.ok(flushes[0]! >= 4096 && flushes[0]! < 8192, `flushes: ${flushes.join(' ')}`);
+      for (let i = 1; i < flushes.length - 1; i++) {
+        const before = flushes.slice(0, i).reduce((x, y) => x + y, 0);
+        assert.ok(flushes[i]! >= before * 0.9, `flushes: ${flushes.join(' ')}`);
+      }
       reader.destroy();
     } finally {
       await nc.close();
