@@ -200,10 +200,6 @@ export class JsAccount implements StreamHost {
     return this.js.server.holdFlush();
   }
 
-  flushOutput(): void {
-    this.js.server.flushNow();
-  }
-
   releaseOutput(held: boolean): void {
     this.js.server.releaseFlush(held);
   }

@@ -69,8 +69,6 @@ export interface StreamHost {
    * returns what releaseOutput() takes back.
    */
   holdOutput(): boolean;
-  /** Hands what is queued for every connection to its socket now. */
-  flushOutput(): void;
   releaseOutput(held: boolean): void;
   warn(text: string): void;
   /** Account-wide limits on stored bytes; true when one more message would pass them. */

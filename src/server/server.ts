@@ -461,18 +461,6 @@ export class Server {
     if (this.flushList.length > 0) this.flushAll();
   }
 
-  /**
-   * Hands what is queued for every connection to its socket now, also during a read: a
-   * long run of deliveries (a JetStream consumer's burst) lets its receiver start on the
-   * first part while the rest is built. A turn-end flush already scheduled stays so.
-   */
-  flushNow(): void {
-    if (this.flushList.length === 0) return;
-    const scheduled = this.flushScheduled;
-    this.flushAll();
-    this.flushScheduled = scheduled;
-  }
-
   private readonly flushAll = (): void => {
     this.flushScheduled = false;
     const list = this.flushList;
