@@ -4,7 +4,7 @@
 // cutting it off as a slow consumer; a short first burst after a pause.
 
 import assert from 'node:assert/strict';
-import { connect as connectSocket } from 'node:net';
+import { connect as connectSocket, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
 import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
@@ -13,6 +13,26 @@ import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
 const text = (b: Buffer, start: number, end: number): string => b.toString('latin1', start, end);
+
+/** A raw connection subscribed to `subject` as sid 1, once the server answered a PING. */
+async function subscribedSocket(port: number, subject: string): Promise<Socket> {
+  const socket = connectSocket(port, '127.0.0.1');
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  let input = '';
+  const pong = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer): void => {
+      input += chunk.toString('latin1');
+      if (input.includes('PONG\r\n')) {
+        socket.off('data', onData);
+        resolve();
+      }
+    };
+    socket.on('data', onData);
+  });
+  socket.write(`CONNECT {"verbose":false,"protocol":1}\r\nSUB ${subject} 1\r\nPING\r\n`);
+  await pong;
+  return socket;
+}
 
 test('putNanos writes the exact value of a time in nanoseconds', () => {
   const b = Buffer.alloc(32);
@@ -125,24 +145,10 @@ test('a push consumer delivers a stream larger than max_pending to a reader that
       const data = new Uint8Array(SIZE);
       await Promise.all(Array.from({ length: COUNT }, () => js.publish('big', data)));
 
-      const reader = connectSocket(s.port, '127.0.0.1');
-      await new Promise<void>((r) => reader.once('connect', () => r()));
+      const reader = await subscribedSocket(s.port, 'deliver.big');
       let input = '';
       let closed = false;
       reader.on('close', () => (closed = true));
-      const pong = new Promise<void>((resolve) => {
-        const onData = (chunk: Buffer): void => {
-          input += chunk.toString('latin1');
-          if (input.includes('PONG\r\n')) {
-            reader.off('data', onData);
-            resolve();
-          }
-        };
-        reader.on('data', onData);
-      });
-      reader.write('CONNECT {"verbose":false,"protocol":1}\r\nSUB deliver.big 1\r\nPING\r\n');
-      await pong;
-      input = '';
       // The reader takes nothing for a while: the consumer must wait for it.
       reader.pause();
       await jsm.consumers.add('BIG', {
@@ -194,22 +200,8 @@ test("a fresh consumer's first burst is short: its first 4 KB of messages leave 
       await Promise.all(Array.from({ length: COUNT }, () => js.publish('pieces', data)));
       await jsm.consumers.add('PIECES', { durable_name: 'c', ack_policy: AckPolicy.Explicit });
 
-      const reader = connectSocket(s.port, '127.0.0.1');
-      await new Promise<void>((r) => reader.once('connect', () => r()));
+      const reader = await subscribedSocket(s.port, 'in');
       let input = '';
-      const pong = new Promise<void>((resolve) => {
-        const onData = (chunk: Buffer): void => {
-          input += chunk.toString('latin1');
-          if (input.includes('PONG\r\n')) {
-            reader.off('data', onData);
-            resolve();
-          }
-        };
-        reader.on('data', onData);
-      });
-      reader.write('CONNECT {"verbose":false,"protocol":1}\r\nSUB in 1\r\nPING\r\n');
-      await pong;
-      input = '';
       // The server's side of this connection: what each of its flushes hands to the socket.
       const client = [...s.server.clients.values()].find((c) => c.port === reader.localPort)!;
       const flushes: number[] = [];
