@@ -256,7 +256,7 @@ export class Consumer implements StreamConsumer {
     const now = nowNs();
     let sent = 0;
     try {
-      // After a pause the receiver is likely waiting: a short first burst (FIRST_BURST).
+      // After a pause the receiver is likely waiting: a short first burst (FIRST_BURST_BYTES).
       const limit = now - this.lastDelivered >= PAUSE_NS ? FIRST_BURST_BYTES : BURST_BYTES;
       sent = this.deliverLoop(now, limit);
     } finally {
