@@ -24,7 +24,9 @@
 // TurboFan compiling the paths the scenario is the first to run), and the client's CPU
 // per operation in this process (nats v2: for the KV rows, round trips one at a time,
 // it spends more per operation than either server, and more in the first scenarios
-// the process runs, before V8 optimised the client too), and nats-server's CPU per
+// the process runs, before V8 optimised the client too), where the rest of the client's
+// wall time went: waiting for a CPU (the machine's other work and the server's threads
+// on its core) or idle (waiting for the server's bytes), and nats-server's CPU per
 // operation in each round: in the round-trip rows it tells where the kernel put it
 // (about 20-30 µs on the client's core, 50-70 on the other: see PLACE below).
 
@@ -155,6 +157,16 @@ class CpuProbe {
   mainPerOp = 0;
   /** This process's CPU per operation (the client, nats v2, driving the server). */
   clientPerOp = 0;
+  /**
+   * Where the rest of the client's wall time per operation went: waiting for a CPU while
+   * runnable (its main thread's run-queue delay from schedstat: the server's threads and
+   * everything else on the machine taking the cores) and idle in the event loop (waiting
+   * for the server's bytes). Run + wait + idle is about the wall time per operation.
+   */
+  clientWaitPerOp = 0;
+  clientIdlePerOp = 0;
+  private clientWaitAt = 0;
+  private eluAt = performance.eventLoopUtilization();
   constructor(private readonly pid: number) {}
   private read(): number {
     let ns = 0;
@@ -174,16 +186,26 @@ class CpuProbe {
     const ns = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'latin1').split(' ')[0];
     return Number(ns) / 1e9;
   }
+  /** This process's main thread's run-queue delay in seconds (schedstat's second field). */
+  private static clientWait(): number {
+    const f = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'latin1');
+    return Number(f.split(' ')[1]) / 1e9;
+  }
   start(): void {
     this.at = this.read();
     this.mainAt = this.readMain();
     this.clientAt = process.cpuUsage();
+    this.clientWaitAt = CpuProbe.clientWait();
+    this.eluAt = performance.eventLoopUtilization();
   }
   stop(ops: number): void {
     const client = process.cpuUsage(this.clientAt);
+    const elu = performance.eventLoopUtilization(this.eluAt);
     this.perOp = ((this.read() - this.at) * 1e6) / ops;
     this.mainPerOp = ((this.readMain() - this.mainAt) * 1e6) / ops;
     this.clientPerOp = (client.user + client.system) / ops;
+    this.clientWaitPerOp = ((CpuProbe.clientWait() - this.clientWaitAt) * 1e6) / ops;
+    this.clientIdlePerOp = (elu.idle * 1000) / ops;
   }
 }
 
@@ -374,17 +396,33 @@ interface Outcome {
   cpuPerOp: number;
   mainPerOp: number;
   clientPerOp: number;
+  clientWaitPerOp: number;
+  clientIdlePerOp: number;
 }
 
 async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
   if (!SIDES.includes(kind))
-    return { figure: NaN, cpuPerOp: NaN, mainPerOp: NaN, clientPerOp: NaN };
+    return {
+      figure: NaN,
+      cpuPerOp: NaN,
+      mainPerOp: NaN,
+      clientPerOp: NaN,
+      clientWaitPerOp: NaN,
+      clientIdlePerOp: NaN,
+    };
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
   const cpu = new CpuProbe(s.child.pid!);
   try {
     const figure = await scenario(nc, storage, cpu);
-    return { figure, cpuPerOp: cpu.perOp, mainPerOp: cpu.mainPerOp, clientPerOp: cpu.clientPerOp };
+    return {
+      figure,
+      cpuPerOp: cpu.perOp,
+      mainPerOp: cpu.mainPerOp,
+      clientPerOp: cpu.clientPerOp,
+      clientWaitPerOp: cpu.clientWaitPerOp,
+      clientIdlePerOp: cpu.clientIdlePerOp,
+    };
   } finally {
     await nc.close();
     await stop(s);
@@ -400,7 +438,7 @@ function median(xs: number[]): number {
 const fmt = (x: number): string => Math.round(x).toLocaleString('en');
 const load0 = loadavg()[0]!;
 process.stdout.write(
-  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op | client CPU µs/op, ref / wb runs | nats-server CPU µs/op per round |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n`,
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op | client CPU µs/op, ref / wb runs | client waiting for a CPU / idle µs/op, ref runs; wb runs | nats-server CPU µs/op per round |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n`,
 );
 for (const storage of STORAGES) {
   for (const [name, unit, scenario, better] of SCENARIOS) {
@@ -432,7 +470,9 @@ for (const storage of STORAGES) {
     const cpu = (o: Outcome): number => o.cpuPerOp;
     const mainCpu = (o: Outcome): number => o.mainPerOp;
     const clientCpu = (o: Outcome): number => o.clientPerOp;
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} | ${m(refs, clientCpu).toFixed(2)} / ${m(wbs, clientCpu).toFixed(2)} | ${refs.map((o) => o.cpuPerOp.toFixed(1)).join(' ')} |`;
+    const waits = (xs: Outcome[]): string =>
+      `${m(xs, (o) => o.clientWaitPerOp).toFixed(2)} / ${m(xs, (o) => o.clientIdlePerOp).toFixed(2)}`;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} | ${m(refs, clientCpu).toFixed(2)} / ${m(wbs, clientCpu).toFixed(2)} | ${waits(refs)}; ${waits(wbs)} | ${refs.map((o) => o.cpuPerOp.toFixed(1)).join(' ')} |`;
     process.stdout.write(row + '\n');
   }
 }
