@@ -8,6 +8,7 @@
 //   WARMUP=20000 ONLY="KV get" node dist/bench/jetstream-compare.js   (steady state)
 //   WARMUP=60000 ONLY="pub async" STORAGE=file node dist/bench/jetstream-compare.js
 //   WB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" ONLY=... node dist/bench/...
+//   PLACE=same ONLY=KV ROUNDS=7 node dist/bench/jetstream-compare.js   (client and server on one core)
 //
 // Scenarios, on memory and on file streams: acked publish of 128 B and 1 KiB, async
 // (plain publishes with a reply subject, a window of 1000 unacknowledged, one
@@ -23,9 +24,13 @@
 // TurboFan compiling the paths the scenario is the first to run), and the client's CPU
 // per operation in this process (nats v2: for the KV rows, round trips one at a time,
 // it spends more per operation than either server, and more in the first scenarios
-// the process runs, before V8 optimised the client too).
+// the process runs, before V8 optimised the client too), where the rest of the client's
+// wall time went: waiting for a CPU (the machine's other work and the server's threads
+// on its core) or idle (waiting for the server's bytes), and nats-server's CPU per
+// operation in each round: in the round-trip rows it tells where the kernel put it
+// (about 20-30 µs on the client's core, 50-70 on the other: see PLACE below).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -44,13 +49,45 @@ const SCALE = Number(process.env.SCALE ?? '1');
 /** SIDES=wb runs wirebus alone (a profile without the reference's runs in between). */
 const SIDES = (process.env.SIDES ?? 'ref,wb').split(',') as Kind[];
 /**
- * WARMUP=<ops> runs that many KV puts/gets (and API requests, and async acked publishes)
+ * WARMUP=<ops> runs that many KV puts/gets (and API requests, sync and async acked publishes)
  * before the measured ones: a fresh wirebus spends its first thousands of requests in V8's
  * interpreter and compilers (issue 15: 2,000 cold KV gets cost ~85 µs of CPU each, warm ones
  * ~30, the reference's 25-30; the first 30,000 1 KiB file publishes ~7 µs, later ones ~2-2.7,
  * half of the cold cost on V8's background compiler threads).
  */
 const WARMUP = Number(process.env.WARMUP ?? '0');
+/**
+ * CLIENT_WARMUP=0 skips the unmeasured run of each scenario before its first round. The
+ * client (nats v2, in this process) is cold too the first time it runs a scenario's
+ * calls (a KV put, a js.publish): its first 2,000 round trips cost it 150-300 µs of CPU
+ * each instead of 50-80, and the side measured first in the first round paid for it
+ * (the reference, which goes first in even rounds: its first-round KV figures were often
+ * 40-80% slower than its others, and the first round's ratio the best of wirebus's).
+ */
+const CLIENT_WARMUP = process.env.CLIENT_WARMUP !== '0';
+
+/**
+ * PLACE=same runs this process (the client) and the servers on CPU 0, PLACE=apart the client
+ * on CPU 0 and the servers on CPU 1 (taskset); unset, the kernel places them. A round trip
+ * (KV put and get, sync publish) costs nats-server very different amounts in the two
+ * placements, and the kernel picks one per server process: on one core with its client,
+ * nats-server 2.9.10 answered a file KV put in 20 µs of CPU and 67 µs of wall time; on the
+ * other core 60-66 µs of CPU and 150 µs (its threads spin and wake each other across
+ * cores), and the client spent 30-40 µs more per operation as well. Unpinned, wirebus's
+ * cost does not depend on it. So an unpinned round-trip row mixes two populations of the
+ * reference's rounds (bench/RESULTS.md, "JetStream round trips: the per-round spread").
+ * Pin only on a quiet machine: a pinned process cannot move away from a busy core.
+ */
+const PLACE = process.env.PLACE ?? '';
+const SERVER_CPU = PLACE === 'same' ? '0' : PLACE === 'apart' ? '1' : '';
+if (SERVER_CPU !== '') spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)]);
+
+/** Spawns a server, on SERVER_CPU when set (taskset execs it: the pid is the server's). */
+function launch(cmd: string, args: string[]): ChildProcess {
+  return SERVER_CPU === ''
+    ? spawn(cmd, args, { stdio: 'ignore' })
+    : spawn('taskset', ['-c', SERVER_CPU, cmd, ...args], { stdio: 'ignore' });
+}
 
 type Storage = 'memory' | 'file';
 type Kind = 'ref' | 'wb';
@@ -76,10 +113,8 @@ async function start(kind: Kind): Promise<Running> {
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
   const child =
     kind === 'ref'
-      ? spawn('nats-server', args, { stdio: 'ignore' })
-      : spawn(process.execPath, [...WB_NODE_ARGS, join(ROOT, 'bin', 'wirebus'), ...args], {
-          stdio: 'ignore',
-        });
+      ? launch('nats-server', args)
+      : launch(process.execPath, [...WB_NODE_ARGS, join(ROOT, 'bin', 'wirebus'), ...args]);
   for (let i = 0; i < 50; i++) {
     try {
       const nc = await connect({ servers: `127.0.0.1:${port}` });
@@ -122,6 +157,16 @@ class CpuProbe {
   mainPerOp = 0;
   /** This process's CPU per operation (the client, nats v2, driving the server). */
   clientPerOp = 0;
+  /**
+   * Where the rest of the client's wall time per operation went: waiting for a CPU while
+   * runnable (its main thread's run-queue delay from schedstat: the server's threads and
+   * everything else on the machine taking the cores) and idle in the event loop (waiting
+   * for the server's bytes). Run + wait + idle is about the wall time per operation.
+   */
+  clientWaitPerOp = 0;
+  clientIdlePerOp = 0;
+  private clientWaitAt = 0;
+  private eluAt = performance.eventLoopUtilization();
   constructor(private readonly pid: number) {}
   private read(): number {
     let ns = 0;
@@ -141,16 +186,26 @@ class CpuProbe {
     const ns = readFileSync(`/proc/${this.pid}/task/${this.pid}/schedstat`, 'latin1').split(' ')[0];
     return Number(ns) / 1e9;
   }
+  /** This process's main thread's run-queue delay in seconds (schedstat's second field). */
+  private static clientWait(): number {
+    const f = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'latin1');
+    return Number(f.split(' ')[1]) / 1e9;
+  }
   start(): void {
     this.at = this.read();
     this.mainAt = this.readMain();
     this.clientAt = process.cpuUsage();
+    this.clientWaitAt = CpuProbe.clientWait();
+    this.eluAt = performance.eventLoopUtilization();
   }
   stop(ops: number): void {
     const client = process.cpuUsage(this.clientAt);
+    const elu = performance.eventLoopUtilization(this.eluAt);
     this.perOp = ((this.read() - this.at) * 1e6) / ops;
     this.mainPerOp = ((this.readMain() - this.mainAt) * 1e6) / ops;
     this.clientPerOp = (client.user + client.system) / ops;
+    this.clientWaitPerOp = ((CpuProbe.clientWait() - this.clientWaitAt) * 1e6) / ops;
+    this.clientIdlePerOp = (elu.idle * 1000) / ops;
   }
 }
 
@@ -218,6 +273,7 @@ function syncPublish(size: number, n: number): Scenario {
     await setupStream(nc, name, storage);
     const js = nc.jetstream();
     const data = new Uint8Array(size);
+    for (let i = 0; i < WARMUP; i++) await js.publish(`${name}.x`, data);
     cpu.start();
     const t0 = performance.now();
     for (let i = 0; i < n; i++) await js.publish(`${name}.x`, data);
@@ -340,17 +396,33 @@ interface Outcome {
   cpuPerOp: number;
   mainPerOp: number;
   clientPerOp: number;
+  clientWaitPerOp: number;
+  clientIdlePerOp: number;
 }
 
 async function runOn(kind: Kind, scenario: Scenario, storage: Storage): Promise<Outcome> {
   if (!SIDES.includes(kind))
-    return { figure: NaN, cpuPerOp: NaN, mainPerOp: NaN, clientPerOp: NaN };
+    return {
+      figure: NaN,
+      cpuPerOp: NaN,
+      mainPerOp: NaN,
+      clientPerOp: NaN,
+      clientWaitPerOp: NaN,
+      clientIdlePerOp: NaN,
+    };
   const s = await start(kind);
   const nc = await connect({ servers: `127.0.0.1:${s.port}` });
   const cpu = new CpuProbe(s.child.pid!);
   try {
     const figure = await scenario(nc, storage, cpu);
-    return { figure, cpuPerOp: cpu.perOp, mainPerOp: cpu.mainPerOp, clientPerOp: cpu.clientPerOp };
+    return {
+      figure,
+      cpuPerOp: cpu.perOp,
+      mainPerOp: cpu.mainPerOp,
+      clientPerOp: cpu.clientPerOp,
+      clientWaitPerOp: cpu.clientWaitPerOp,
+      clientIdlePerOp: cpu.clientIdlePerOp,
+    };
   } finally {
     await nc.close();
     await stop(s);
@@ -366,7 +438,7 @@ function median(xs: number[]): number {
 const fmt = (x: number): string => Math.round(x).toLocaleString('en');
 const load0 = loadavg()[0]!;
 process.stdout.write(
-  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op | client CPU µs/op, ref / wb runs |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n`,
+  `| storage | scenario | figure | better | nats-server | wirebus | wirebus/reference (median of ${ROUNDS}, >1 better) | per round | server CPU µs/op, ref / wb | CPU ratio ref/wb | wb main thread µs/op | client CPU µs/op, ref / wb runs | client waiting for a CPU / idle µs/op, ref runs; wb runs | nats-server CPU µs/op per round |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n`,
 );
 for (const storage of STORAGES) {
   for (const [name, unit, scenario, better] of SCENARIOS) {
@@ -375,6 +447,8 @@ for (const storage of STORAGES) {
     const wbs: Outcome[] = [];
     const ratios: number[] = [];
     const cpuRatios: number[] = [];
+    // On a server of its own, not counted: only the client's warm-up is wanted.
+    if (CLIENT_WARMUP) await runOn(SIDES[0]!, scenario, storage);
     for (let round = 0; round < ROUNDS; round++) {
       let ref: Outcome;
       let wb: Outcome;
@@ -396,7 +470,9 @@ for (const storage of STORAGES) {
     const cpu = (o: Outcome): number => o.cpuPerOp;
     const mainCpu = (o: Outcome): number => o.mainPerOp;
     const clientCpu = (o: Outcome): number => o.clientPerOp;
-    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} | ${m(refs, clientCpu).toFixed(2)} / ${m(wbs, clientCpu).toFixed(2)} |`;
+    const waits = (xs: Outcome[]): string =>
+      `${m(xs, (o) => o.clientWaitPerOp).toFixed(2)} / ${m(xs, (o) => o.clientIdlePerOp).toFixed(2)}`;
+    const row = `| ${storage} | ${name} | ${unit} | ${better} | ${fmt(m(refs, fig))} | ${fmt(m(wbs, fig))} | ${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${m(refs, cpu).toFixed(2)} / ${m(wbs, cpu).toFixed(2)} | ${median(cpuRatios).toFixed(2)} | ${m(wbs, mainCpu).toFixed(2)} | ${m(refs, clientCpu).toFixed(2)} / ${m(wbs, clientCpu).toFixed(2)} | ${waits(refs)}; ${waits(wbs)} | ${refs.map((o) => o.cpuPerOp.toFixed(1)).join(' ')} |`;
     process.stdout.write(row + '\n');
   }
 }

@@ -1,10 +1,10 @@
 // A consumer's deliveries as bytes: the MSG line's ack reply written in place
 // (DeliveryMessage, putNanos), and delivery in bursts that wait while the receiver is
 // behind, so a stream larger than max_pending reaches a slow reader whole instead of
-// cutting it off as a slow consumer.
+// cutting it off as a slow consumer; a short first burst after a pause.
 
 import assert from 'node:assert/strict';
-import { connect as connectSocket } from 'node:net';
+import { connect as connectSocket, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { AckPolicy, connect } from 'nats';
 import { DeliveryMessage, putNanos } from '../../src/jetstream/delivery-message.js';
@@ -13,6 +13,26 @@ import { nowNs } from '../../src/jetstream/time.js';
 import { withServer } from '../helpers/server.js';
 
 const text = (b: Buffer, start: number, end: number): string => b.toString('latin1', start, end);
+
+/** A raw connection subscribed to `subject` as sid 1, once the server answered a PING. */
+async function subscribedSocket(port: number, subject: string): Promise<Socket> {
+  const socket = connectSocket(port, '127.0.0.1');
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  let input = '';
+  const pong = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer): void => {
+      input += chunk.toString('latin1');
+      if (input.includes('PONG\r\n')) {
+        socket.off('data', onData);
+        resolve();
+      }
+    };
+    socket.on('data', onData);
+  });
+  socket.write(`CONNECT {"verbose":false,"protocol":1}\r\nSUB ${subject} 1\r\nPING\r\n`);
+  await pong;
+  return socket;
+}
 
 test('putNanos writes the exact value of a time in nanoseconds', () => {
   const b = Buffer.alloc(32);
@@ -125,24 +145,10 @@ test('a push consumer delivers a stream larger than max_pending to a reader that
       const data = new Uint8Array(SIZE);
       await Promise.all(Array.from({ length: COUNT }, () => js.publish('big', data)));
 
-      const reader = connectSocket(s.port, '127.0.0.1');
-      await new Promise<void>((r) => reader.once('connect', () => r()));
+      const reader = await subscribedSocket(s.port, 'deliver.big');
       let input = '';
       let closed = false;
       reader.on('close', () => (closed = true));
-      const pong = new Promise<void>((resolve) => {
-        const onData = (chunk: Buffer): void => {
-          input += chunk.toString('latin1');
-          if (input.includes('PONG\r\n')) {
-            reader.off('data', onData);
-            resolve();
-          }
-        };
-        reader.on('data', onData);
-      });
-      reader.write('CONNECT {"verbose":false,"protocol":1}\r\nSUB deliver.big 1\r\nPING\r\n');
-      await pong;
-      input = '';
       // The reader takes nothing for a while: the consumer must wait for it.
       reader.pause();
       await jsm.consumers.add('BIG', {
@@ -175,6 +181,69 @@ test('a push consumer delivers a stream larger than max_pending to a reader that
         Array.from({ length: COUNT }, (_, i) => i + 1),
       );
       assert.equal(closed, false);
+      reader.destroy();
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
+test("a fresh consumer's first burst is short: its first 4 KB of messages leave at once", async () => {
+  const COUNT = 512;
+  await withServer({ jetstream: true }, async (s) => {
+    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.add({ name: 'PIECES', subjects: ['pieces'], storage: 'memory' as never });
+      const js = nc.jetstream();
+      const data = new Uint8Array(128);
+      await Promise.all(Array.from({ length: COUNT }, () => js.publish('pieces', data)));
+      await jsm.consumers.add('PIECES', { durable_name: 'c', ack_policy: AckPolicy.Explicit });
+
+      const reader = await subscribedSocket(s.port, 'in');
+      let input = '';
+      // The server's side of this connection: what each of its flushes hands to the socket.
+      const client = [...s.server.clients.values()].find((c) => c.port === reader.localPort)!;
+      const flushes: number[] = [];
+      const flush = client.flush.bind(client);
+      client.flush = (): void => {
+        const before = client.flow.handed;
+        flush();
+        if (client.flow.handed > before) flushes.push(client.flow.handed - before);
+      };
+      const seqs: number[] = [];
+      const line = /^MSG pieces 1 \$JS\.ACK\.PIECES\.c\.1\.(\d+)\.\d+\.\d+\.\d+ 128\r\n/;
+      await new Promise<void>((resolve, reject) => {
+        reader.on('data', (chunk: Buffer) => {
+          input += chunk.toString('latin1');
+          for (;;) {
+            const m = line.exec(input);
+            if (m === null || input.length < m[0].length + 130) break;
+            seqs.push(Number(m[1]));
+            input = input.substring(m[0].length + 130);
+          }
+          if (input.startsWith('-ERR')) reject(new Error(input));
+          if (seqs.length === COUNT) resolve();
+        });
+        const request = `{"batch":${COUNT}}`;
+        reader.write(
+          `PUB $JS.API.CONSUMER.MSG.NEXT.PIECES.c in ${request.length}\r\n${request}\r\n`,
+        );
+      });
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: COUNT }, (_, i) => i + 1),
+      );
+      // 512 MSG lines of about 70 bytes and their 128 bytes of data: 4 KB of messages
+      // (subject and data, 134 bytes each here: 31 of them) at once, the rest in the
+      // next burst, a turn later.
+      const total = flushes.reduce((x, y) => x + y, 0);
+      assert.ok(total > 90 * 1024, `flushes: ${flushes.join(' ')}`);
+      assert.equal(flushes.length, 2, `flushes: ${flushes.join(' ')}`);
+      assert.ok(
+        flushes[0]! >= 31 * 190 && flushes[0]! <= 31 * 200,
+        `flushes: ${flushes.join(' ')}`,
+      );
       reader.destroy();
     } finally {
       await nc.close();
