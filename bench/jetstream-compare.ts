@@ -36,6 +36,7 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AckPolicy, connect, createInbox, type NatsConnection } from 'nats';
+import { connectWhenReady } from './connect-ready.js';
 
 /** WB_ROOT=<checkout> runs another build's bin/wirebus as the wirebus side (before/after). */
 const ROOT = process.env.WB_ROOT ?? resolve(import.meta.dirname, '..', '..');
@@ -115,16 +116,8 @@ async function start(kind: Kind): Promise<Running> {
     kind === 'ref'
       ? launch('nats-server', args)
       : launch(process.execPath, [...WB_NODE_ARGS, join(ROOT, 'bin', 'wirebus'), ...args]);
-  for (let i = 0; i < 50; i++) {
-    try {
-      const nc = await connect({ servers: `127.0.0.1:${port}` });
-      await nc.close();
-      return { port, child, dir };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${kind} did not start`);
+  await (await connectWhenReady(port, kind)).close();
+  return { port, child, dir };
 }
 
 /** SIGTERM (so that --cpu-prof writes its profile), SIGKILL if it lingers. */

@@ -16,7 +16,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { connect, type KV, type NatsConnection } from 'nats';
+import { type KV, type NatsConnection } from 'nats';
+import { connectWhenReady } from './connect-ready.js';
 import { freePort } from '../test/helpers/process.js';
 
 const HERE = resolve(import.meta.dirname, '..', '..');
@@ -74,15 +75,7 @@ async function start(side: string, op: string, storage: string): Promise<Running
     side === 'ref'
       ? spawn('nats-server', args, { stdio: 'ignore' })
       : spawn(process.execPath, [join(side, 'bin', 'wirebus'), ...args], { stdio: 'ignore' });
-  let nc: NatsConnection | undefined;
-  for (let i = 0; i < 50 && nc === undefined; i++) {
-    try {
-      nc = await connect({ servers: `127.0.0.1:${port}` });
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  if (nc === undefined) throw new Error(`${side} did not start`);
+  const nc = await connectWhenReady(port, side);
   const kv = await nc.jetstream().views.kv(`kv${op}`, { storage: storage as never });
   await kv.put('k', VALUE);
   const stop = async (): Promise<void> => {

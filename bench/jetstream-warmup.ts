@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { connect, type NatsConnection } from 'nats';
+import { connectWhenReady } from './connect-ready.js';
 import { freePort } from '../test/helpers/process.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -42,15 +42,7 @@ async function run(root: string, traced: boolean): Promise<Outcome> {
   const child = spawn(process.execPath, [...flags, join(root, 'bin', 'wirebus'), ...args], {
     stdio: ['ignore', log, log],
   });
-  let nc: NatsConnection | undefined;
-  for (let i = 0; i < 50 && nc === undefined; i++) {
-    try {
-      nc = await connect({ servers: `127.0.0.1:${port}` });
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  if (nc === undefined) throw new Error(`${root}: the server did not start`);
+  const nc = await connectWhenReady(port, `${root}: the server`);
   const kv = await nc.jetstream().views.kv('warm', { storage: 'file' as never });
   await kv.put('k', new Uint8Array(64));
   const c0 = cpuMs(child.pid!);

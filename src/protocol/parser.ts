@@ -576,9 +576,11 @@ export class Parser extends OpParser {
   }
 
   /**
-   * A PUB (HPUB `withHeaders`) whose line, payload and CRLF all lie in this chunk, read
-   * in one pass. Returns the index after it, or -1 to leave anything unusual (a split
-   * op, an error) to the state machine, which then reads the same bytes again.
+   * A PUB (HPUB `withHeaders`) whose whole line lies in this chunk, read in one pass;
+   * its payload and CRLF are handed over at once when they are here too, else taken as
+   * the state machine takes them (beginPayload). Returns the index after what it read,
+   * or -1 to leave anything unusual (a split line, an error) to the state machine,
+   * which then reads the same bytes again.
    */
   private fastPub(buf: Buffer, start: number, len: number, withHeaders: boolean): number {
     // subject [reply] [hdr] size
