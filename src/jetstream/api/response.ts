@@ -17,7 +17,7 @@ const ERROR_FIELDS: Readonly<Record<string, ApiBody>> = {
   stream_info_response: PAGE,
   stream_names_response: { ...PAGE, streams: null },
   stream_list_response: { ...PAGE, streams: [] },
-  consumer_names_response: { ...PAGE, consumers: null },
+  consumer_names_response: { ...PAGE, consumers: [] },
   consumer_list_response: { ...PAGE, consumers: [] },
   stream_purge_response: { purged: 0 },
   stream_restore_response: { deliver_subject: '' },
