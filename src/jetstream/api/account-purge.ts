@@ -24,14 +24,16 @@ export function accountPurge(req: ApiRequest): void {
       try {
         await deleteStream(target!, stream);
       } catch (err) {
-        return fail(req, TYPE, JsErr.streamDelete(String(err)));
+        fail(req, TYPE, JsErr.streamDelete(String(err)));
+        return;
       }
     }
     const dir = js.accountDir(name);
     try {
       if (dir !== '') rmSync(dir, { recursive: true, force: true });
     } catch (err) {
-      return fail(req, TYPE, JsErr.streamGeneral(String(err)));
+      fail(req, TYPE, JsErr.streamGeneral(String(err)));
+      return;
     }
     ok(req, TYPE, { initiated: true });
   })();
