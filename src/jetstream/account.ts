@@ -6,7 +6,6 @@ import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
-import { subjectMatches } from '../subjects/validate.js';
 import { AckTap } from './ack-tap.js';
 import { dispatchApi } from './api/router.js';
 import { recoverStreams } from './recover.js';
@@ -167,6 +166,25 @@ export class JsAccount implements StreamHost {
     return r.psubs.length > 0 || r.qsubs.length > 0;
   }
 
+  /**
+   * Whether a push consumer's deliver subject has a listener, as the reference's
+   * registerNotification decides it: a subscription on exactly that subject (with the
+   * deliver group as its queue when there is one). A wildcard subscription that happens
+   * to match (a `>` tap, a muxed inbox) neither binds the consumer nor takes its messages.
+   */
+  hasDeliveryInterest(subject: string, group: string): boolean {
+    const r = this.account.sublist.match(subject);
+    if (group === '') {
+      for (const sub of r.psubs) if (sub.subject === subject) return true;
+      return false;
+    }
+    for (const members of r.qsubs) {
+      const first = members[0];
+      if (first !== undefined && first.subject === subject && first.queue === group) return true;
+    }
+    return false;
+  }
+
   awaitInterest(w: InterestWaiter): void {
     this.awaiting.add(w);
   }
@@ -178,7 +196,7 @@ export class JsAccount implements StreamHost {
   /** A subscription on `subject` came: wakes the consumers it delivers to. */
   interestAppeared(subject: string): void {
     for (const w of [...this.awaiting]) {
-      if (subjectMatches(w.deliverSubject, subject)) {
+      if (w.deliverSubject === subject) {
         this.awaiting.delete(w);
         w.interestAppeared();
       }

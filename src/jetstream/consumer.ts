@@ -282,7 +282,7 @@ export class Consumer implements StreamConsumer {
       let req: PullRequest | undefined;
       if (push) {
         if (this.fcReply !== '') return sent;
-        if (!this.host.hasInterest(cfg.deliverSubject)) {
+        if (!this.host.hasDeliveryInterest(cfg.deliverSubject, cfg.deliverGroup)) {
           this.awaitInterest();
           return sent;
         }
@@ -1005,7 +1005,7 @@ export class Consumer implements StreamConsumer {
       this.inactiveTimer = null;
       if (this.closed) return;
       const active = this.isPush
-        ? this.host.hasInterest(this.cfg.deliverSubject)
+        ? this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
         : this.waiting.size > 0;
       if (active || this.activeSinceArmed) this.armInactive();
       else this.onInactive(this);
@@ -1031,7 +1031,8 @@ export class Consumer implements StreamConsumer {
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.size,
       num_pending: this.npc,
-      ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
+      ...(this.isPush &&
+      this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
         ? { push_bound: true }
         : {}),
     };

@@ -15,7 +15,12 @@ import {
   streamConfigJson,
   type StreamConfig,
 } from './stream-config.js';
-import { StoreError, type StreamState, type StreamStore } from './storage/types.js';
+import {
+  EMPTIED_FIRST_TS,
+  StoreError,
+  type StreamState,
+  type StreamStore,
+} from './storage/types.js';
 import { nowNs, rfc3339Nano } from './time.js';
 
 /** What a stream needs of its account's JetStream: publishing and subscribing in-process. */
@@ -59,8 +64,10 @@ export interface StreamHost {
     borrows?: boolean,
   ): Subscription;
   unsubscribe(sub: Subscription): void;
-  /** Whether anyone in the account listens on `subject` (push consumers). */
+  /** Whether anyone in the account listens on `subject`. */
   hasInterest(subject: string): boolean;
+  /** Whether a push consumer's deliver subject (and group) has its literal listener. */
+  hasDeliveryInterest(subject: string, group: string): boolean;
   /** Calls `w.interestAppeared()` once a subscription on its deliver subject comes. */
   awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
@@ -467,7 +474,8 @@ export class Stream {
       messages: state.msgs,
       bytes: state.bytes,
       first_seq: state.firstSeq,
-      first_ts: rfc3339Nano(state.firstTs),
+      first_ts:
+        state.firstTs === EMPTIED_FIRST_TS ? '1970-01-01T00:00:00Z' : rfc3339Nano(state.firstTs),
       last_seq: state.lastSeq,
       last_ts: rfc3339Nano(state.lastTs),
     };
