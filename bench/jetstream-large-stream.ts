@@ -7,6 +7,12 @@
 //
 //   npm run build && GB=3 SIZE=16384 node dist/bench/jetstream-large-stream.js
 //   GB=2 SIZE=1024 HEAP=64 ONLY=wirebus node dist/bench/jetstream-large-stream.js
+//
+// With KEYS=<n> it fills a KV bucket (file storage, history 1) with n keys instead, then
+// overwrites one key in ten (the per-subject limit at work), and times KV gets of random
+// keys (nats v2's views.kv, DIRECT.GET) before and after a restart, with the RSS.
+//
+//   KEYS=2000000 node dist/bench/jetstream-large-stream.js
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +26,7 @@ const GB = Number(process.env.GB ?? '3');
 const SIZE = Number(process.env.SIZE ?? '16384');
 const HEAP = process.env.HEAP ?? '64';
 const ONLY = process.env.ONLY ?? '';
+const KEYS = Number(process.env.KEYS ?? '0');
 const WIREBUS = resolve(import.meta.dirname, '..', '..', 'bin', 'wirebus');
 const MiB = 1024 * 1024;
 
@@ -56,12 +63,16 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function publishAll(nc: NatsConnection, total: number): Promise<void> {
+async function publishAll(
+  nc: NatsConnection,
+  total: number,
+  subject: (i: number) => string = (i) => `big.${i % 1000}`,
+  payload: Uint8Array = new Uint8Array(SIZE).map((_, i) => i & 255),
+): Promise<void> {
   const js = nc.jetstream();
-  const payload = new Uint8Array(SIZE).map((_, i) => i & 255);
   const inflight = new Set<Promise<unknown>>();
   for (let i = 0; i < total; i++) {
-    const p: Promise<unknown> = js.publish(`big.${i % 1000}`, payload).finally(() => {
+    const p: Promise<unknown> = js.publish(subject(i), payload).finally(() => {
       inflight.delete(p);
     });
     inflight.add(p);
@@ -139,5 +150,66 @@ async function run(which: Which): Promise<void> {
   }
 }
 
+/** The median time of `n` KV gets of random keys, in microseconds; checks each value. */
+async function randomGets(nc: NatsConnection, n: number): Promise<number> {
+  const kv = await nc.jetstream().views.kv('M', { bindOnly: true });
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = Math.floor(Math.random() * KEYS);
+    const t = process.hrtime.bigint();
+    const e = await kv.get(`k${k}`);
+    times.push(Number(process.hrtime.bigint() - t) / 1000);
+    const want = k % 10 === 0 ? 'w' : 'v';
+    const got = e === null ? 'nothing' : new TextDecoder().decode(e.value);
+    if (got !== want) throw new Error(`k${k}: ${got}`);
+  }
+  times.sort((a, b) => a - b);
+  return times[times.length >> 1]!;
+}
+
+async function runKeys(which: Which): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-large-'));
+  const port = await freePort();
+  const line = (what: string, v: string): void => {
+    process.stdout.write(`${which.padEnd(11)} ${what.padEnd(34)} ${v}\n`);
+  };
+  try {
+    let child = spawnServer(which, port, dir);
+    let nc = await connectWhenReady(port, which);
+    await nc.jetstream().views.kv('M', { history: 1, storage: StorageType.File });
+    let t = Date.now();
+    const enc = new TextEncoder();
+    const filling = await peakDuring(child.pid!, async () => {
+      await publishAll(nc, KEYS, (i) => `$KV.M.k${i}`, enc.encode('v'));
+      await publishAll(nc, KEYS / 10, (i) => `$KV.M.k${i * 10}`, enc.encode('w'));
+    });
+    const state = (await (await nc.jetstreamManager()).streams.info('KV_M')).state;
+    line(
+      `${KEYS} keys put, 1 in 10 twice`,
+      `${(Date.now() - t) / 1000} s, ${state.messages} values`,
+    );
+    line('RSS peak while putting', `${(filling / MiB).toFixed(0)} MiB`);
+    line('KV get of a random key, median', `${(await randomGets(nc, 2000)).toFixed(0)} µs`);
+    await nc.close();
+    await stop(child);
+
+    t = Date.now();
+    child = spawnServer(which, port, dir);
+    nc = await connectWhenReady(port, which);
+    const msgs = (await (await nc.jetstreamManager()).streams.info('KV_M')).state.messages;
+    line('restart to first STREAM.INFO', `${Date.now() - t} ms (${msgs} values)`);
+    const recovered = memory(child.pid!);
+    line(
+      'RSS after recovery (peak)',
+      `${(recovered.rss / MiB).toFixed(0)} MiB (${(recovered.hwm / MiB).toFixed(0)} MiB)`,
+    );
+    line('KV get after the restart, median', `${(await randomGets(nc, 2000)).toFixed(0)} µs`);
+    await nc.close();
+    await stop(child);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 for (const which of ['wirebus', 'nats-server'] as const)
-  if (ONLY === '' || ONLY === which) await run(which);
+  if (ONLY === '' || ONLY === which) await (KEYS > 0 ? runKeys(which) : run(which));
