@@ -27,7 +27,6 @@ export const JsErr = {
   streamCreate: (err: string) => e(500, 10049, err),
   streamUpdate: (err: string) => e(500, 10069, err),
   streamDelete: (err: string) => e(500, 10050, err),
-  streamGeneral: (err: string) => e(500, 10051, err),
   streamPathSeparators: () => e(400, 10128, 'Stream name can not contain path separators'),
   streamSealed: () => e(400, 10109, 'invalid operation on sealed stream'),
   streamMsgDeleteFailed: (err: string) => e(500, 10057, err),

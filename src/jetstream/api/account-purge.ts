@@ -1,10 +1,10 @@
-// $JS.API.ACCOUNT.PURGE.<account>: a single reference server (not clustered) deletes every
-// stream of the named account, then its directory under the store, and answers
-// `initiated: true`. Like the reference (its handler sits in the system account, which
-// every JetStream account imports `$JS.API.>` from), any account may name any other, and
-// an account without JetStream or without streams is "purged" all the same.
+// $JS.API.ACCOUNT.PURGE.<account>: on a single server (the only mode wirebus runs
+// JetStream in) the reference deletes every stream of the named account, then its
+// directory under the store, and answers `initiated: true`, also for an account it
+// does not know. Like nats-server 2.9.10 it takes the request from any account with
+// JetStream: its system account imports `$JS.API.>` from all of them.
 
-import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { JsErr } from '../errors.js';
 import { deleteStream } from '../stream-manage.js';
 import { fail, ok, type ApiRequest } from './request.js';
@@ -15,26 +15,18 @@ export function accountPurge(req: ApiRequest): void {
   const name = req.tokens[4]!;
   const js = req.jsa.js;
   const target = js.accounts.get(name);
-  const streams = target === undefined ? [] : [...target.streams.values()];
+  const streams = target === undefined || !target.enabled ? [] : [...target.streams.values()];
+  const known = js.server.accounts.has(name);
   req.jsa.notice(
-    `Purge request for account ${name} (streams: ${streams.length}, hasAccount: ${target !== undefined})`,
+    `Purge request for account ${name} (streams: ${streams.length}, hasAccount: ${known})`,
   );
   void (async () => {
-    for (const stream of streams) {
-      try {
-        await deleteStream(target!, stream);
-      } catch (err) {
-        fail(req, TYPE, JsErr.streamDelete(String(err)));
-        return;
-      }
-    }
+    for (const s of streams) await deleteStream(target!, s);
+    // Without a store directory (memory-only, embedded) there is nothing on disk.
     const dir = js.accountDir(name);
-    try {
-      if (dir !== '') rmSync(dir, { recursive: true, force: true });
-    } catch (err) {
-      fail(req, TYPE, JsErr.streamGeneral(String(err)));
-      return;
-    }
-    ok(req, TYPE, { initiated: true });
-  })();
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  })().then(
+    () => ok(req, TYPE, { initiated: true }),
+    (err: unknown) => fail(req, TYPE, JsErr.streamDelete(String(err))),
+  );
 }
