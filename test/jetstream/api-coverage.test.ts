@@ -1,7 +1,8 @@
 // Every $JS.API request type nats-server 2.9.10 serves has a recorded reference answer
 // that wirebus gives again: the coverage cases (fixtures/api-coverage.json) here, and a
-// check that the recorded sequences together (api.json, storage.json, api-coverage.json,
-// the snapshot and DIRECT.GET transcripts) send each type at least once.
+// check that the recorded sequences together (api.json, api-more.json, storage.json,
+// api-coverage.json, the snapshot and DIRECT.GET transcripts) send each type at least
+// once. And ACCOUNT.PURGE of an account with file streams: its directory goes too.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { after, test } from 'node:test';
 import { connect, StorageType } from 'nats';
 import { withServer } from '../helpers/server.js';
 import { API_CASES } from './api-cases.js';
+import { MORE_API_CASES } from './api-cases-more.js';
 import { COVERAGE_CASES, REFERENCE_API_SUBJECTS } from './api-coverage-cases.js';
 import { readFixture, runCases, type Answer } from './api-client.js';
 import { STORAGE_CASES } from './storage-cases.js';
@@ -45,7 +47,9 @@ const NOT_SERVED = new Set([
 ]);
 
 test('every request type of the reference is in a recorded sequence', () => {
-  const sent = [...API_CASES, ...STORAGE_CASES, ...COVERAGE_CASES].map((c) => c.subject);
+  const sent = [...API_CASES, ...MORE_API_CASES, ...STORAGE_CASES, ...COVERAGE_CASES].map(
+    (c) => c.subject,
+  );
   const missing = REFERENCE_API_SUBJECTS.filter((s) => {
     if (NOT_SERVED.has(s)) return false;
     const elsewhere = RECORDED_ELSEWHERE[s];

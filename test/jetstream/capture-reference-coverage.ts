@@ -4,25 +4,18 @@
 //
 //   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference-coverage.js
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '../helpers/process.js';
+import { JetStreamCluster } from '../helpers/jetstream-cluster.js';
 import { COVERAGE_CASES } from './api-coverage-cases.js';
 import { FIXTURES, runCases } from './api-client.js';
 
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-capture-'));
-const ref = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
-  stdio: 'ignore',
-});
-await new Promise((r) => setTimeout(r, 800));
+// One node: a standalone nats-server -js.
+const reference = await JetStreamCluster.start(1);
 try {
-  const answers = await runCases(port, COVERAGE_CASES);
+  const answers = await runCases(reference.nodes[0]!.port, COVERAGE_CASES);
   writeFileSync(join(FIXTURES, 'api-coverage.json'), JSON.stringify(answers, null, 2) + '\n');
   process.stdout.write(`recorded ${answers.length} answers\n`);
 } finally {
-  ref.kill();
-  rmSync(dir, { recursive: true, force: true });
+  await reference.stop();
 }
