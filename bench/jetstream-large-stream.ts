@@ -50,14 +50,29 @@ async function peakDuring(pid: number, work: () => Promise<void>): Promise<numbe
   return Math.max(peak, memory(pid).rss);
 }
 
+const stopping = new Set<ChildProcess>();
+
+/** The server; one that dies on its own ends the run with its last words. */
 function spawnServer(which: Which, port: number, dir: string): ChildProcess {
   const common = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir];
-  return which === 'nats-server'
-    ? spawn('nats-server', common, { stdio: 'ignore' })
-    : spawn('node', [`--max-old-space-size=${HEAP}`, WIREBUS, ...common], { stdio: 'ignore' });
+  const child =
+    which === 'nats-server'
+      ? spawn('nats-server', common, { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn('node', [`--max-old-space-size=${HEAP}`, WIREBUS, ...common], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+  child.once('exit', (code, signal) => {
+    if (stopping.has(child)) return;
+    process.stderr.write(`${which} died (${code ?? signal}):\n${stderr}\n`);
+    process.exit(1);
+  });
+  return child;
 }
 
 async function stop(child: ChildProcess): Promise<void> {
+  stopping.add(child);
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
