@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AckPolicy, StorageType, type NatsConnection } from 'nats';
+import { AckPolicy, connect, StorageType, type NatsConnection } from 'nats';
 import { freePort } from '../test/helpers/process.js';
 import { connectWhenReady } from './connect-ready.js';
 
@@ -36,6 +36,18 @@ function memory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]);
   return { rss: kib('VmRSS') * 1024, hwm: kib('VmHWM') * 1024 };
+}
+
+/** A connection once the server listens: after a restart that waits for its recovery. */
+async function connectAfterRecovery(port: number, who: string): Promise<NatsConnection> {
+  for (let i = 0; ; i++) {
+    try {
+      return await connect({ servers: `127.0.0.1:${port}` });
+    } catch (err) {
+      if (i === 1200) throw new Error(`${who} did not start in 2 minutes: ${String(err)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 /** The highest RSS seen while `work` runs. */
@@ -134,7 +146,7 @@ async function run(which: Which): Promise<void> {
 
     t = Date.now();
     child = spawnServer(which, port, dir);
-    nc = await connectWhenReady(port, which);
+    nc = await connectAfterRecovery(port, which);
     const after = await nc.jetstreamManager();
     const msgs = (await after.streams.info('BIG')).state.messages;
     line('restart to first STREAM.INFO', `${Date.now() - t} ms (${msgs} messages)`);
@@ -210,7 +222,7 @@ async function runKeys(which: Which): Promise<void> {
 
     t = Date.now();
     child = spawnServer(which, port, dir);
-    nc = await connectWhenReady(port, which);
+    nc = await connectAfterRecovery(port, which);
     const msgs = (await (await nc.jetstreamManager()).streams.info('KV_M')).state.messages;
     line('restart to first STREAM.INFO', `${Date.now() - t} ms (${msgs} values)`);
     const recovered = memory(child.pid!);
