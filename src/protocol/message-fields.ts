@@ -102,20 +102,11 @@ export class MessageFields {
       this.payload = NO_BYTES;
     } else if (this.payload === buf) {
       // allocUnsafe + copy: one copy, pooled when small (see keep() in shared-read.ts).
-      const have = this.payloadEnd - this.payloadStart;
-      const payload = Buffer.allocUnsafe(this.size);
+      const payload = Buffer.allocUnsafe(this.payloadEnd - this.payloadStart);
       copyRange(payload, 0, buf, this.payloadStart, this.payloadEnd);
-      if (have < this.size) {
-        // The start of a payload that goes on in the next read (the client parser's
-        // one-pass PUB leaves it here): gathered into this copy from now on.
-        this.pending = payload;
-        this.pendingLen = have;
-        this.payload = NO_BYTES;
-      } else {
-        this.payload = payload;
-        this.payloadStart = 0;
-        this.payloadEnd = this.size;
-      }
+      this.payload = payload;
+      this.payloadStart = 0;
+      this.payloadEnd = this.size;
     }
   }
 

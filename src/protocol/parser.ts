@@ -100,12 +100,6 @@ const enum S {
   DEAD,
 }
 
-/**
- * fastPub's state after a PUB, by how many bytes of its payload and CRLF the read lacks
- * (at most 3 counted): none, its LF or its CRLF (the payload is whole), payload bytes.
- */
-const STATE_AFTER_FAST_PUB: readonly S[] = [S.OP_START, S.MSG_END_R, S.MSG_END_R, S.MSG_PAYLOAD];
-
 const CR = 13;
 const LF = 10;
 const SPACE = 32;
@@ -584,7 +578,7 @@ export class Parser extends OpParser {
   /**
    * A PUB (HPUB `withHeaders`) whose whole line lies in this chunk, read in one pass;
    * its payload and CRLF are handed over at once when they are here too, else taken as
-   * the state machine takes them (detach() and the MSG_ states). Returns the index after what it read,
+   * the state machine takes them (beginPayload). Returns the index after what it read,
    * or -1 to leave anything unusual (a split line, an error) to the state machine,
    * which then reads the same bytes again.
    */
@@ -651,17 +645,10 @@ export class Parser extends OpParser {
     const payStart = i + 1;
     const payEnd = payStart + size;
     // The payload (or its CRLF) goes on in the next read: every read of 64 KiB ends in
-    // the middle of a message when they are large. The line is read; what the read holds
-    // of the payload is noted as if it were whole, and detach() copies it at the read's
-    // end (the state machine gathers the rest, as after msgArgs). Both forms run the same
-    // statements below, the differences being selected, not branched on: a fresh server
-    // optimises this function inside its first 64 KiB read, before any message ends in
-    // the next one, and a statement first run after that (a store, a call, a compare)
-    // has no type feedback, which threw the compiled function away (s8pub, s9perf).
-    const afterCrlf = payEnd + 2;
-    const whole = afterCrlf <= len;
-    if (whole && (buf[payEnd] !== CR || buf[payEnd + 1] !== LF)) return -1;
-    const inRead = Math.min(payEnd, len);
+    // the middle of a message when they are large. The line is read; the payload is taken
+    // as the state machine takes it after msgArgs, without splitting the line again.
+    const partial = payEnd + 2 > len;
+    if (!partial && (buf[payEnd] !== CR || buf[payEnd + 1] !== LF)) return -1;
     this.argBuf = buf;
     this.fieldCount = count;
     this.subjectStart = fs[0]!;
@@ -673,16 +660,16 @@ export class Parser extends OpParser {
     // A header block of size 0 is delivered as a plain MSG, as the reference does.
     this.hdr = hdr > 0 ? hdr : -1;
     this.size = size;
-    this.argsStart = argStart;
-    this.argsEnd = argEnd;
+    if (partial) {
+      this.argsStart = argStart;
+      this.argsEnd = argEnd;
+      return this.beginPayload(buf, payStart, len);
+    }
     this.payload = buf;
     this.payloadStart = payStart;
-    this.payloadEnd = inRead;
-    // How much of the message's end this read lacks (0 when whole): its CRLF (the payload
-    // is whole, the state machine reads the CRLF from `inRead` on) or payload bytes too.
-    this.state = STATE_AFTER_FAST_PUB[Math.min(Math.max(afterCrlf - len, 0), 3)]!;
-    if (whole) this.handler.onMsg(this);
-    return whole ? afterCrlf : inRead;
+    this.payloadEnd = payEnd;
+    this.handler.onMsg(this);
+    return payEnd + 2;
   }
 
   /** Reads the payload that follows PUB/HPUB arguments; returns the next index. */
