@@ -14,6 +14,7 @@ import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
 import type { Stream, StreamHost } from './stream.js';
+import type { MaxBytesRule } from './stream-config.js';
 import type { StorageType, StreamStoreProvider } from './storage/types.js';
 import { goJson } from './json.js';
 import { openProvider } from './storage/open.js';
@@ -214,12 +215,23 @@ export class JsAccount implements StreamHost {
     this.js.server.logger.warn(`JetStream: ${text}`);
   }
 
+  /** The account's rule on a stream's max_bytes for `storage`. */
+  maxBytesRule(storage: StorageType): MaxBytesRule {
+    const l = this.limits;
+    const limit = storage === 'memory' ? l.memoryMaxStreamBytes : l.storeMaxStreamBytes;
+    return { required: l.maxBytesRequired, limit };
+  }
+
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean {
     const l = this.limits;
+    // As the reference, the per-stream byte limits also bound the account's whole usage.
     if (storage === 'memory') {
+      const m = l.memoryMaxStreamBytes;
+      if (m > 0 && this.memoryUsed + size > m) return true;
       if (l.maxMemory >= 0 && this.memoryUsed + size > l.maxMemory) return true;
       return this.js.memoryUsed() + size > this.js.maxMemory;
     }
+    if (l.storeMaxStreamBytes > 0 && this.storeUsed + size > l.storeMaxStreamBytes) return true;
     if (l.maxStore >= 0 && this.storeUsed + size > l.maxStore) return true;
     return this.js.storeUsed() + size > this.js.maxStore;
   }

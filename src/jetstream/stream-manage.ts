@@ -48,7 +48,7 @@ export function addStream(
   jsa: JsAccount,
   input: StreamConfig,
 ): { stream: Stream; created: boolean } | ApiError {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   if (cfg.replicas > 1) return JsErr.streamReplicasNotSupported();
@@ -87,7 +87,7 @@ export function addStream(
 
 /** The reference's configUpdateCheck, then the update; the stream or an error. */
 export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig): ApiError | null {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   const old = stream.cfg;
