@@ -481,14 +481,14 @@ function parseAccountJetStream(v: ConfValue): AccountJetStream {
     else if (field === 'maxBytesRequired') {
       if (f.value.kind !== 'bool')
         fail(f, `Expected a parseable bool for "${f.key}", got ${goValue(f.value)}`);
-      limits[field] = f.value.value as boolean;
+      limits[field] = f.value.value;
     } else {
       if (f.value.kind !== 'int')
         fail(f, `Expected a parseable size for "${f.key}", got ${goValue(f.value)}`);
-      limits[field] = f.value.value as number;
+      limits[field] = f.value.value;
     }
   }
-  return limits as AccountJetStream;
+  return limits;
 }
 
 function parseExports(v: ConfValue): ExportConfig[] {
