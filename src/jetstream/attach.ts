@@ -39,8 +39,10 @@ export async function startJetStream(
     },
   });
   server.onShutdown(async () => {
+    server.logger.info('Initiating JetStream Shutdown...');
     await js.stop();
     await lock?.release();
+    server.logger.info('JetStream Shutdown');
   });
   return js;
 }

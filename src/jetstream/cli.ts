@@ -176,6 +176,7 @@ export async function attachJetStreamForCli(
   if (!settings.enabled) return;
   for (const w of settings.warnings) server.logger.warn(w);
   const { startJetStream } = await import('./attach.js');
+  server.jetstreamRequested = true;
   server.onStart(async () => {
     await startJetStream(server, settings.options);
   });

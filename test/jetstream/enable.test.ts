@@ -10,13 +10,19 @@ import { test } from 'node:test';
 import { connect } from 'nats';
 import { freePort, startWirebus } from '../helpers/process.js';
 import { withServer } from '../helpers/server.js';
+import { nodeHash } from '../../src/server/server.js';
 
-/** The banner lines without pid, time and level. */
-function bannerLines(log: string): string[] {
-  const all = log
+/** The log's lines without pid, time and level. */
+function logLines(log: string): string[] {
+  return log
     .split('\n')
     .map((l) => /^\[\d+\] \S+ \S+ \[(?:INF|WRN)\] (.*)$/.exec(l)?.[1])
     .filter((l): l is string => l !== undefined);
+}
+
+/** The JetStream banner lines. */
+function bannerLines(log: string): string[] {
+  const all = logLines(log);
   const from = all.indexOf('Starting JetStream');
   const to = all.indexOf('-------------------------------------------');
   return all.slice(from, to + 1);
@@ -52,6 +58,22 @@ test('-js -sd: the reference banner, INFO jetstream: true, a stream works', asyn
   } finally {
     await p.stop();
   }
+  // With JetStream the reference shows the server's node id after its name, and says
+  // when JetStream shuts down.
+  const all = logLines(p.log());
+  const name = all.find((l) => l.startsWith('  Name:     '))!.slice(12);
+  assert.equal(all[all.indexOf(`  Name:     ${name}`) + 1], `  Node:     ${nodeHash(name)}`);
+  assert.deepEqual(all.slice(-4), [
+    'Initiating Shutdown...',
+    'Initiating JetStream Shutdown...',
+    'JetStream Shutdown',
+    'Server Exiting..',
+  ]);
+});
+
+test("the node id is the reference's hash of the server name", () => {
+  // Name and Node lines of a nats-server 2.9.10 -js start-up.
+  assert.equal(nodeHash('NDGI5UQNRFSVG5OJANUNLQZSILD6ZBJEUVHXSNY6AIEBPCY5KPYETNPX'), 'VQKvSwOX');
 });
 
 test('the jetstream block of a config file: limits and domain', async () => {
