@@ -216,3 +216,21 @@ test('/jsz and /varz carry the JetStream figures with the reference fields', asy
     ]);
   });
 });
+
+test('with a cluster configured, the start-up log says JetStream stays single-server', async () => {
+  const p = await startWirebus(await freePort(), [
+    '-js',
+    '--cluster',
+    `nats://127.0.0.1:${await freePort()}`,
+  ]);
+  try {
+    assert.ok(
+      logLines(p.log()).includes(
+        "JetStream is single-server in wirebus: streams on this node are not replicated; a replicated JetStream is a nats-server cluster's job",
+      ),
+      p.log(),
+    );
+  } finally {
+    await p.stop();
+  }
+});
