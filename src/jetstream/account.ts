@@ -195,6 +195,8 @@ export class JsAccount implements StreamHost {
       timestamp: rfc3339Nano(nowNs()),
     };
     for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
+    // Every advisory and metric of the reference ends with its domain (omitempty).
+    if (this.domain !== '') o.domain = this.domain;
     this.publish(subject, null, null, Buffer.from(goJson(o)));
   }
 

@@ -733,7 +733,7 @@ export class Consumer implements StreamConsumer {
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, body.toString('latin1', start + 4, end).trim());
+        this.nak(sseq, dseq, body.toString('latin1', start + 4, end).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -804,7 +804,6 @@ export class Consumer implements StreamConsumer {
       ack_time: Math.max(0, nowNs() - p.ts),
       deliveries: p.dc,
     };
-    if (this.host.domain !== '') body.domain = this.host.domain;
     this.host.advisory(`$JS.EVENT.METRIC.CONSUMER.ACK.${this.stream.name}.${this.name}`, body);
   }
 
@@ -853,9 +852,17 @@ export class Consumer implements StreamConsumer {
     this.adflr = p === undefined ? allConsumer : p.dseq - 1;
   }
 
-  private nak(sseq: number, args: string): void {
+  private nak(sseq: number, dseq: number, args: string): void {
     const p = this.pending.get(sseq);
     if (p === undefined) return;
+    this.host.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.${this.stream.name}.${this.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.nak',
+      stream: this.stream.name,
+      consumer: this.name,
+      consumer_seq: dseq,
+      stream_seq: sseq,
+      deliveries: p.dc,
+    });
     let delayNs = 0;
     if (args.startsWith('{')) {
       try {
