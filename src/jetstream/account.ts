@@ -10,6 +10,7 @@ import { subjectMatches } from '../subjects/validate.js';
 import { AckTap } from './ack-tap.js';
 import { dispatchApi } from './api/router.js';
 import { recoverStreams } from './recover.js';
+import { attachTemplateStreams, recoverTemplates, type StreamTemplate } from './templates.js';
 import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
@@ -38,6 +39,7 @@ export interface InterestWaiter {
 export class JsAccount implements StreamHost {
   readonly client: Client;
   readonly streams = new Map<string, Stream>();
+  readonly templates = new Map<string, StreamTemplate>();
   memoryUsed = 0;
   storeUsed = 0;
   apiTotal = 0;
@@ -70,7 +72,11 @@ export class JsAccount implements StreamHost {
   }
 
   start(): void {
-    if (this.enabled) recoverStreams(this);
+    if (this.enabled) {
+      recoverTemplates(this);
+      recoverStreams(this);
+      attachTemplateStreams(this);
+    }
     if (this.enabled) {
       this.ackTap = new AckTap(this.client, this.streams);
       this.account.addTap(this.ackTap);
@@ -293,6 +299,8 @@ export class JsAccount implements StreamHost {
     if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
     this.apiSub = null;
     this.domainSub = null;
+    for (const t of this.templates.values()) t.unsubscribe();
+    this.templates.clear();
     for (const s of this.streams.values()) {
       await s.stop();
       await s.store.stop();

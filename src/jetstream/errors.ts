@@ -27,6 +27,11 @@ export const JsErr = {
   streamCreate: (err: string) => e(500, 10049, err),
   streamUpdate: (err: string) => e(500, 10069, err),
   streamDelete: (err: string) => e(500, 10050, err),
+  streamTemplateCreate: (err: string) => e(500, 10066, err),
+  streamTemplateDelete: (err: string) => e(500, 10067, err),
+  streamTemplateNotFound: () => e(404, 10068, 'template not found'),
+  templateNameNotMatchSubject: () =>
+    e(400, 10073, 'template name in subject does not match request'),
   streamMaxBytesRequired: () =>
     e(400, 10113, 'account requires a stream config to have max bytes set'),
   streamMaxStreamBytesExceeded: () =>

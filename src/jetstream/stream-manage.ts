@@ -81,6 +81,7 @@ export function addStream(
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: cfg.name,
     action: 'create',
+    ...templateOf(cfg),
   });
   return { stream, created: true };
 }
@@ -144,5 +145,11 @@ export async function deleteStream(jsa: JsAccount, stream: Stream): Promise<void
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: stream.name,
     action: 'delete',
+    ...templateOf(stream.cfg),
   });
+}
+
+/** A stream made by a template names it in its create and delete advisories. */
+function templateOf(cfg: StreamConfig): { template?: string } {
+  return cfg.templateOwner === '' ? {} : { template: cfg.templateOwner };
 }
