@@ -4,6 +4,8 @@
 // type errors of a top-level object decoded into a struct.
 
 const UNEXPECTED_END = 'unexpected end of JSON input';
+/** The scanner's answer after a comma: another member or element follows. */
+const MORE = ',';
 
 /** The scanner's quoteChar: a byte as `'x'`, with Go's escapes for the unprintable. */
 function quoteChar(c: number): string {
@@ -109,6 +111,18 @@ export function goJsonCheck(b: Buffer): string | RawMember[] {
     }
     return null;
   };
+  /**
+   * After a member or element: MORE after a comma, null after the closing `close`, or
+   * the error text (`context` says where the scanner was).
+   */
+  const separator = (close: number, context: string): string | null => {
+    skip();
+    if (i >= n) return UNEXPECTED_END;
+    const c = b[i++]!;
+    if (c === 0x2c) return MORE;
+    if (c === close) return null;
+    return invalid(c, context);
+  };
   /** A value at i (after spaces); `depth` 0 is the top level. */
   const value = (depth: number): string | null => {
     skip();
@@ -149,17 +163,8 @@ export function goJsonCheck(b: Buffer): string | RawMember[] {
       if (verr !== null) return verr;
       if (depth === 0)
         members.push({ key: JSON.parse(key) as string, raw: b.toString('utf8', valueStart, i) });
-      skip();
-      if (i >= n) return UNEXPECTED_END;
-      if (b[i] === 0x2c) {
-        i++;
-        continue;
-      }
-      if (b[i] === 0x7d) {
-        i++;
-        return null;
-      }
-      return invalid(b[i]!, 'after object key:value pair');
+      const next = separator(0x7d, 'after object key:value pair');
+      if (next !== MORE) return next;
     }
   };
   const array = (depth: number): string | null => {
@@ -173,17 +178,8 @@ export function goJsonCheck(b: Buffer): string | RawMember[] {
     for (;;) {
       const err = value(depth + 1);
       if (err !== null) return err;
-      skip();
-      if (i >= n) return UNEXPECTED_END;
-      if (b[i] === 0x2c) {
-        i++;
-        continue;
-      }
-      if (b[i] === 0x5d) {
-        i++;
-        return null;
-      }
-      return invalid(b[i]!, 'after array element');
+      const next = separator(0x5d, 'after array element');
+      if (next !== MORE) return next;
     }
   };
   const err = value(0);
