@@ -9,10 +9,12 @@ import type { Subscription } from '../server/subscription.js';
 import { AckTap } from './ack-tap.js';
 import { dispatchApi } from './api/router.js';
 import { recoverStreams } from './recover.js';
+import { attachTemplateStreams, recoverTemplates, type StreamTemplate } from './templates.js';
 import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
 import type { Stream, StreamHost } from './stream.js';
+import type { MaxBytesRule } from './stream-config.js';
 import type { StorageType, StreamStoreProvider } from './storage/types.js';
 import { goJson } from './json.js';
 import { openProvider } from './storage/open.js';
@@ -36,6 +38,7 @@ export interface InterestWaiter {
 export class JsAccount implements StreamHost {
   readonly client: Client;
   readonly streams = new Map<string, Stream>();
+  readonly templates = new Map<string, StreamTemplate>();
   memoryUsed = 0;
   storeUsed = 0;
   apiTotal = 0;
@@ -68,7 +71,11 @@ export class JsAccount implements StreamHost {
   }
 
   start(): void {
-    if (this.enabled) recoverStreams(this);
+    if (this.enabled) {
+      recoverTemplates(this);
+      recoverStreams(this);
+      attachTemplateStreams(this);
+    }
     if (this.enabled) {
       this.ackTap = new AckTap(this.client, this.streams);
       this.account.addTap(this.ackTap);
@@ -212,6 +219,8 @@ export class JsAccount implements StreamHost {
       timestamp: rfc3339Nano(nowNs()),
     };
     for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
+    // Every advisory and metric of the reference ends with its domain (omitempty).
+    if (this.domain !== '') o.domain = this.domain;
     this.publish(subject, null, null, Buffer.from(goJson(o)));
   }
 
@@ -232,12 +241,23 @@ export class JsAccount implements StreamHost {
     this.js.server.logger.warn(`JetStream: ${text}`);
   }
 
+  /** The account's rule on a stream's max_bytes for `storage`. */
+  maxBytesRule(storage: StorageType): MaxBytesRule {
+    const l = this.limits;
+    const limit = storage === 'memory' ? l.memoryMaxStreamBytes : l.storeMaxStreamBytes;
+    return { required: l.maxBytesRequired, limit };
+  }
+
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean {
     const l = this.limits;
+    // As the reference, the per-stream byte limits also bound the account's whole usage.
     if (storage === 'memory') {
+      const m = l.memoryMaxStreamBytes;
+      if (m > 0 && this.memoryUsed + size > m) return true;
       if (l.maxMemory >= 0 && this.memoryUsed + size > l.maxMemory) return true;
       return this.js.memoryUsed() + size > this.js.maxMemory;
     }
+    if (l.storeMaxStreamBytes > 0 && this.storeUsed + size > l.storeMaxStreamBytes) return true;
     if (l.maxStore >= 0 && this.storeUsed + size > l.maxStore) return true;
     return this.js.storeUsed() + size > this.js.maxStore;
   }
@@ -297,6 +317,8 @@ export class JsAccount implements StreamHost {
     if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
     this.apiSub = null;
     this.domainSub = null;
+    for (const t of this.templates.values()) t.unsubscribe();
+    this.templates.clear();
     for (const s of this.streams.values()) {
       await s.stop();
       await s.store.stop();

@@ -39,6 +39,10 @@ function limitsOf(account: Account, configured: boolean): JsAccountLimits | null
     maxStore: setting.maxStore ?? -1,
     maxStreams: setting.maxStreams ?? -1,
     maxConsumers: setting.maxConsumers ?? -1,
+    maxAckPending: setting.maxAckPending ?? -1,
+    memoryMaxStreamBytes: setting.memoryMaxStreamBytes ?? -1,
+    storeMaxStreamBytes: setting.storeMaxStreamBytes ?? -1,
+    maxBytesRequired: setting.maxBytesRequired ?? false,
   };
 }
 

@@ -48,7 +48,7 @@ export function addStream(
   jsa: JsAccount,
   input: StreamConfig,
 ): { stream: Stream; created: boolean } | ApiError {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   if (cfg.replicas > 1) return JsErr.streamReplicasNotSupported();
@@ -81,13 +81,14 @@ export function addStream(
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: cfg.name,
     action: 'create',
+    ...templateOf(cfg),
   });
   return { stream, created: true };
 }
 
 /** The reference's configUpdateCheck, then the update; the stream or an error. */
 export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig): ApiError | null {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   const old = stream.cfg;
@@ -144,5 +145,11 @@ export async function deleteStream(jsa: JsAccount, stream: Stream): Promise<void
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: stream.name,
     action: 'delete',
+    ...templateOf(stream.cfg),
   });
+}
+
+/** A stream made by a template names it in its create and delete advisories. */
+function templateOf(cfg: StreamConfig): { template?: string } {
+  return cfg.templateOwner === '' ? {} : { template: cfg.templateOwner };
 }
