@@ -2,7 +2,7 @@
 // api-coverage.test.ts checks against all the recorded cases, and the few requests and
 // errors no other recording sends (api-cases.ts, api-cases-more.ts, storage-cases.ts):
 // consumer lists and names with their errors, a clustered-only request on a stream that
-// does not exist, stream templates. The reference's answers are recorded in
+// does not exist. The reference's answers are recorded in
 // fixtures/api-coverage.json (capture-reference-coverage.ts).
 
 import type { ApiCase } from './api-cases.js';
