@@ -7,7 +7,10 @@
 // macOS) takes the lock and holds it for us. It reads its stdin: when this process
 // ends, however it ends, the pipe closes, the helper exits and the kernel frees the
 // lock. Protocol, one line each: "busy PID" (held by process PID), "locked", or
-// "error TEXT". In `wait` mode it keeps trying every 250 ms after "busy".
+// "error TEXT". In `wait` mode it keeps trying every 250 ms after "busy". It ignores the
+// signals a server is sent (HUP reload, USR1, USR2, INT, TERM): they often go to the
+// whole process group (a terminal's Ctrl-C or hang-up, `timeout`, `kill -HUP -- -PGID`),
+// and a helper killed by one would let go of the lock under a server that runs on.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -24,6 +27,7 @@ const FLOCK_PID = process.platform === 'linux' ? 4 : 2;
 const HELPER = `
 use strict; use Fcntl qw(F_SETLK F_GETLK F_WRLCK SEEK_SET O_RDWR O_CREAT);
 $| = 1;
+$SIG{$_} = 'IGNORE' for qw(HUP INT TERM QUIT USR1 USR2 PIPE);
 my ($path, $mode) = @ARGV;
 sysopen(my $fh, $path, O_RDWR | O_CREAT, 0666) or do { print "error $!\\n"; exit 2 };
 my $req = pack(${FLOCK_PACK}, ${FLOCK_ARGS});

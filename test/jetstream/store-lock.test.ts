@@ -3,7 +3,7 @@
 // holder stops (or is killed), the directory is free again.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -57,4 +57,53 @@ describe('JetStream store_dir lock', () => {
     const after = await startServer({ host: '127.0.0.1', port: 0, jetstream: { storeDir: dir } });
     await after.close();
   });
+  it('keeps the lock when a signal goes to its whole process group (HUP: reload)', async () => {
+    // A terminal's hang-up or Ctrl-C, `timeout`, `kill -HUP -- -PGID` signal every process
+    // of the group, the lock's helper too. The server reloads (here: refuses to, it has no
+    // config file) and runs on; its directory must stay locked.
+    const dir = await storeDir();
+    const child = spawn(
+      process.execPath,
+      ['bin/wirebus', '-a', '127.0.0.1', '-p', String(await freePort()), '-js', '-sd', dir],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+    );
+    let log = '';
+    child.stderr.setEncoding('utf8');
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (text: string) => {
+          log += text;
+          if (log.includes('Server is ready')) resolve();
+        });
+        void exited.then(() => reject(new Error(`bin/wirebus exited:\n${log}`)));
+      });
+      process.kill(-child.pid!, 'SIGHUP');
+      await waitFor(() => log.includes('Failed to reload server configuration'));
+      // Time for a helper killed by the HUP to have been noticed.
+      await new Promise((r) => setTimeout(r, 300));
+      const second = await startServer({
+        host: '127.0.0.1',
+        port: 0,
+        jetstream: { storeDir: dir },
+      }).then(
+        async (s) => {
+          await s.close();
+          return 'started';
+        },
+        (err: Error) => err.message,
+      );
+      assert.match(second, IN_USE);
+      assert.doesNotMatch(log, /lock/);
+      assert.equal(child.exitCode, null);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
 });
+
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(done());
+}
