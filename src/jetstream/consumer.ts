@@ -22,6 +22,7 @@ import {
 } from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
 import { PullQueue, type PullRequest } from './pull-queue.js';
+import { parseGoDuration } from '../config/duration.js';
 
 interface Pending {
   dseq: number;
@@ -39,8 +40,8 @@ export class Consumer implements StreamConsumer {
   readonly name: string;
   cfg: ConsumerConfig;
   readonly created: number;
-  readonly filter: string;
-  private readonly wildcard: boolean;
+  filter: string;
+  private wildcard: boolean;
   /** Next stream sequence to look at, next delivery sequence. */
   private sseq = 1;
   private dseq = 1;
@@ -64,6 +65,11 @@ export class Consumer implements StreamConsumer {
   private readonly rdc = new Map<number, number>();
   /** last_per_subject: the sequences to deliver before sseq, oldest first. */
   private readonly lps: number[] = [];
+  /**
+   * While `lps` is being delivered, the stream sequence INFO reports as delivered (the
+   * reference's position is in that list then); -1 otherwise.
+   */
+  private lpsAt = -1;
   private readonly waiting = new PullQueue();
   /** Messages left to deliver (matching the filter, at or after sseq). */
   private npc = 0;
@@ -127,6 +133,16 @@ export class Consumer implements StreamConsumer {
     this.sampleFreq = freq === '' ? 0 : Number(freq);
   }
 
+  /** An update through CONSUMER.CREATE (consumer-manage.ts checked what may change). */
+  reconfigure(cfg: ConsumerConfig): void {
+    this.cfg = cfg;
+    if (cfg.filterSubject !== this.filter) {
+      this.filter = cfg.filterSubject;
+      this.wildcard = this.filter !== '' && hasWildcard(this.filter);
+      this.recountPending();
+    }
+  }
+
   get isPush(): boolean {
     return this.cfg.deliverSubject !== '';
   }
@@ -166,14 +182,17 @@ export class Consumer implements StreamConsumer {
         this.sseq = store.getSeqFromTime(cfg.optStartTime ?? 0);
         break;
     }
-    // The reference reports an ack floor of 0 until the first ack, wherever delivery starts.
-    this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
+    // The reference reports an ack floor of 0 until the first ack (or, without acks, the
+    // first delivery), wherever delivery starts.
+    this.asflr = 0;
+    this.lpsAt = this.lps.length > 0 ? this.lps[0]! - 1 : -1;
     this.store.setStarting(this.sseq - 1);
     this.recountPending();
     this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
     this.touch();
-    this.kick();
+    // The first delivery at the next turn: the create request's answer goes first.
+    this.resumeSoon = setImmediate(this.onResume);
   }
 
   /**
@@ -303,8 +322,7 @@ export class Consumer implements StreamConsumer {
       }
       const dc = this.nextMsg();
       if (dc === 0) {
-        if (req !== undefined && req.noWait) this.endNoWait(req);
-        else return sent;
+        if (req === undefined || !req.noWait || !this.endNoWait(req)) return sent;
         continue;
       }
       const msg = this.msg;
@@ -318,23 +336,31 @@ export class Consumer implements StreamConsumer {
         return sent;
       }
       if (req !== undefined && req.bytesLeft !== Infinity) {
-        const size = msg.subject.length + msg.dataEnd - msg.hdrStart;
+        // The reference counts the ack subject in a message's size.
+        const size =
+          msg.subject.length +
+          this.ackPrefix.length +
+          digits(dc) +
+          digits(seq) +
+          digits(this.dseq) +
+          digits(msg.ts) +
+          digits(this.npc) +
+          4 +
+          msg.dataEnd -
+          msg.hdrStart;
         if (size > req.bytesLeft) {
+          // The request ends, whatever it got so far; the message waits for the next.
           this.unget(seq, dc);
-          if (req.delivered === 0) {
-            this.waiting.served(true);
-            this.host.publish(
-              req.reply,
-              null,
-              statusHeader(
-                '409 Message Size Exceeds MaxBytes',
-                `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
-              ),
-              EMPTY,
-            );
-          } else {
-            this.finishRequest(req, true);
-          }
+          this.waiting.served(true);
+          this.host.publish(
+            req.reply,
+            null,
+            statusHeader(
+              '409 Message Size Exceeds MaxBytes',
+              `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
+            ),
+            EMPTY,
+          );
           continue;
         }
         req.bytesLeft -= size;
@@ -420,6 +446,7 @@ export class Consumer implements StreamConsumer {
     while (this.lps.length > 0) {
       const seq = this.lps.shift()!;
       if (this.npc > 0) this.npc--;
+      this.lpsAt = this.lps.length > 0 ? seq : -1;
       if (store.loadSpan(seq, this.msg) !== undefined) return 1;
     }
     const m = store.loadNextSpan(this.filter, this.wildcard, this.sseq, this.msg);
@@ -455,13 +482,9 @@ export class Consumer implements StreamConsumer {
   ): number {
     const msg = this.msg;
     const cfg = this.cfg;
-    let dseq: number;
+    // Every delivery, a redelivery too, takes the next consumer sequence (as the reference).
+    const dseq = this.dseq++;
     const p = this.pending.get(seq);
-    if (dc === 1 || p === undefined) {
-      dseq = this.dseq++;
-    } else {
-      dseq = p.dseq;
-    }
     let buf = msg.buf;
     let hdrStart = msg.hdrStart;
     let dataStart = msg.dataStart;
@@ -477,6 +500,7 @@ export class Consumer implements StreamConsumer {
       } else {
         p.ts = now;
         p.dc = dc;
+        p.dseq = dseq;
       }
       if (dc > 1) this.rdc.set(seq, dc - 1);
       this.armAckTimer();
@@ -586,9 +610,15 @@ export class Consumer implements StreamConsumer {
     if (this.waiting.live().includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
   }
 
-  /** A no_wait request found nothing more: 404 when it got nothing, else 408. */
-  private endNoWait(req: PullRequest): void {
+  /**
+   * A no_wait request found nothing more: 408 when it got something, else 404, or (with
+   * expires) it waits on until a message or its expiry, as the reference's.
+   * Returns whether the request was ended.
+   */
+  private endNoWait(req: PullRequest): boolean {
+    if (req.delivered === 0 && req.expires > 0) return false;
     this.finishRequest(req, req.delivered > 0);
+    return true;
   }
 
   private finishRequest(req: PullRequest, timeout: boolean): void {
@@ -733,7 +763,7 @@ export class Consumer implements StreamConsumer {
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, body.toString('latin1', start + 4, end).trim());
+        this.nak(sseq, dseq, body.toString('latin1', start + 4, end).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -788,7 +818,7 @@ export class Consumer implements StreamConsumer {
     this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
-    this.updateAckFloor();
+    this.updateAckFloor(sseq, dseq);
     this.stream.ackedBy(sseq, p.subject);
   }
 
@@ -840,34 +870,78 @@ export class Consumer implements StreamConsumer {
     this.pendingLow = low;
   }
 
-  private updateAckFloor(): void {
-    // The fields are read and written at one place whether anything is left pending or
-    // not: nothing pending comes now and then in a run of acks, and a field first read
-    // there would cost V8's optimised ack path a deopt and a recompile.
+  /**
+   * The ack floor after `sseq` / `dseq` left the pending set, as the reference's
+   * processAckMsg moves it: to everything delivered once nothing is pending, else only
+   * when the ack was the floor's next consumer sequence, up to below the next pending one.
+   */
+  private updateAckFloor(sseq: number, dseq: number): void {
+    if (this.pending.size === 0) {
+      this.adflr = this.dseq - 1;
+      this.asflr = this.sseq - 1;
+      return;
+    }
+    if (dseq !== this.adflr + 1) return;
+    this.adflr = dseq;
+    this.asflr = sseq;
+    // Every pending sequence above the lowest: the next one above sseq is the lowest.
     const low = this.pendingLow;
-    const p = this.pending.get(low);
-    const allStream = this.sseq - 1;
-    const allConsumer = this.dseq - 1;
-    const belowLow = low - 1;
-    this.asflr = p === undefined ? allStream : belowLow;
-    this.adflr = p === undefined ? allConsumer : p.dseq - 1;
+    if (low > sseq) {
+      const p = this.pending.get(low)!;
+      this.adflr = p.dseq - 1;
+      this.asflr = low - 1;
+      return;
+    }
+    for (let ss = sseq + 1; ss < this.sseq; ss++) {
+      const p = this.pending.get(ss);
+      if (p !== undefined) {
+        this.adflr = p.dseq - 1;
+        this.asflr = ss - 1;
+        return;
+      }
+    }
   }
 
-  private nak(sseq: number, args: string): void {
+  private nak(sseq: number, dseq: number, args: string): void {
+    if (dseq <= this.adflr || dseq > this.dseq) return;
     const p = this.pending.get(sseq);
     if (p === undefined) return;
-    let delayNs = 0;
+    const body: Record<string, unknown> = {
+      type: 'io.nats.jetstream.advisory.v1.nak',
+      stream: this.stream.name,
+      consumer: this.name,
+      consumer_seq: dseq,
+      stream_seq: sseq,
+      deliveries: p.dc,
+    };
+    if (this.host.domain !== '') body.domain = this.host.domain;
+    this.host.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.${this.stream.name}.${this.name}`,
+      body,
+    );
+    // A delay: `{"delay": <ns>}` or a Go duration (`-NAK 1s`); a bad one is a plain -NAK.
+    let delayNs = -1;
     if (args.startsWith('{')) {
       try {
         const o = JSON.parse(args) as { delay?: unknown };
-        if (typeof o.delay === 'number') delayNs = o.delay;
+        delayNs = typeof o.delay === 'number' && Number.isInteger(o.delay) ? o.delay : 0;
       } catch {
-        delayNs = 0;
+        delayNs = -1;
+      }
+    } else if (args !== '') {
+      try {
+        delayNs = Math.round(parseGoDuration(args) * MS);
+      } catch {
+        delayNs = -1;
       }
     }
-    if (delayNs > 0) {
+    if (delayNs >= 0) {
       // Redelivered when its ack_wait would end `delay` from now.
+      const i = this.rdq.indexOf(sseq);
+      if (i >= 0) this.rdq.splice(i, 1);
       p.ts = nowNs() + delayNs - this.ackWaitFor(p.dc);
+      if (this.ackTimer !== null) clearTimeout(this.ackTimer);
+      this.ackTimer = null;
       this.armAckTimer();
       return;
     }
@@ -885,7 +959,7 @@ export class Consumer implements StreamConsumer {
     this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
-    this.updateAckFloor();
+    this.updateAckFloor(sseq, dseq);
     this.host.advisory(
       `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${this.stream.name}.${this.name}`,
       {
@@ -923,6 +997,8 @@ export class Consumer implements StreamConsumer {
     if (this.ackTimer !== null || this.closed || this.pending.size === 0) return;
     let next = Infinity;
     for (const p of this.pending.values()) next = Math.min(next, p.ts + this.ackWaitFor(p.dc));
+    // Only messages past max_deliver (ts Infinity) are pending: nothing to wait for.
+    if (next === Infinity) return;
     const ms = Math.max(1, Math.ceil((next - nowNs()) / MS));
     this.ackTimer = setTimeout(this.onAckTimer, ms);
     this.ackTimer.unref();
@@ -940,8 +1016,9 @@ export class Consumer implements StreamConsumer {
     for (const seq of due) {
       const p = this.pending.get(seq)!;
       if (this.cfg.maxDeliver > 0 && p.dc >= this.cfg.maxDeliver) {
-        // Its last delivery went unacknowledged: no more tries, but it stays pending.
-        p.ts = Infinity;
+        // Its last delivery went unacknowledged: no more tries, and (as the reference)
+        // no longer pending, though the ack floor stays below it.
+        this.dropPending(seq);
         this.deliveryExceeded(seq, p.dc);
         continue;
       }
@@ -998,20 +1075,41 @@ export class Consumer implements StreamConsumer {
     this.armInactive();
   }
 
-  private armInactive(): void {
-    const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+  /**
+   * The inactivity wait, as the reference's dthresh: inactive_threshold, for a pull
+   * consumer plus 100 ms and up to 900 ms of jitter.
+   */
+  private inactiveWaitMs(): number {
+    const ms = this.cfg.inactiveThreshold / MS;
+    return this.isPush ? ms : ms + 100 + Math.floor(Math.random() * 900);
+  }
+
+  private armInactive(ms = this.inactiveWaitMs()): void {
     this.activeSinceArmed = false;
-    this.inactiveTimer = setTimeout(() => {
-      this.inactiveTimer = null;
-      if (this.closed) return;
-      const active = this.isPush
-        ? this.host.hasInterest(this.cfg.deliverSubject)
-        : this.waiting.size > 0;
-      if (active || this.activeSinceArmed) this.armInactive();
-      else this.onInactive(this);
-    }, ms);
+    this.inactiveTimer = setTimeout(this.onInactiveTimer, Math.max(1, Math.round(ms)));
     this.inactiveTimer.unref();
   }
+
+  /**
+   * The reference's deleteNotActive: a push consumer goes once nobody listens on its
+   * deliver subject; a pull consumer once nothing happened (a request, a delivery, an
+   * ack) for the threshold and no request waits. Activity is a flag, not a clock
+   * reading per ack: a consumer left idle goes between one and two waits after its
+   * last activity (the reference: one wait after it).
+   */
+  private readonly onInactiveTimer = (): void => {
+    this.inactiveTimer = null;
+    if (this.closed) return;
+    if (this.activeSinceArmed) return this.armInactive();
+    if (this.isPush) {
+      if (this.host.hasInterest(this.cfg.deliverSubject)) this.armInactive();
+      else this.onInactive(this);
+      return;
+    }
+    this.expireRequests();
+    if (this.waiting.size > 0) this.armInactive();
+    else this.onInactive(this);
+  };
 
   // ---- info and lifecycle ----------------------------------------------------------
 
@@ -1022,11 +1120,16 @@ export class Consumer implements StreamConsumer {
       name: this.name,
       created: rfc3339Nano(this.created),
       config: consumerConfigJson(this.cfg),
-      delivered: sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered),
-      ack_floor:
-        this.cfg.ackPolicy === 'none'
-          ? sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered)
-          : sequenceInfo(this.adflr, this.asflr, this.lastAcked),
+      delivered: sequenceInfo(
+        this.dseq - 1,
+        this.lpsAt >= 0 ? this.lpsAt : this.sseq - 1,
+        this.lastDelivered,
+      ),
+      ack_floor: sequenceInfo(
+        this.adflr,
+        this.asflr,
+        this.cfg.ackPolicy === 'none' ? 0 : this.lastAcked,
+      ),
       num_ack_pending: this.pending.size,
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.size,
@@ -1109,6 +1212,16 @@ function sequenceInfo(consumer: number, stream: number, last: number): Record<st
   return o;
 }
 
+/** Decimal digits of a non-negative integer. */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
 function pendingBytes(req: PullRequest): number {
   return req.bytesLeft === Infinity ? 0 : req.bytesLeft;
 }
@@ -1135,20 +1248,32 @@ function parseNextRequest(body: Buffer): NextRequest | string {
     try {
       o = JSON.parse(text);
     } catch (err) {
-      return (err as Error).message;
+      return goJsonSyntaxError(text, err as Error);
     }
-    if (typeof o !== 'object' || o === null) return 'invalid request';
+    if (typeof o !== 'object' || o === null || Array.isArray(o))
+      return `json: cannot unmarshal ${goJsonKind(o)} into Go value of type server.JSApiConsumerGetNextRequest`;
     const v = o as Record<string, unknown>;
-    const int = (x: unknown): number | null =>
-      x === undefined || x === null ? 0 : typeof x === 'number' && Number.isInteger(x) ? x : null;
-    const batch = int(v.batch);
-    const expires = int(v.expires);
-    const maxBytes = int(v.max_bytes);
-    const hb = int(v.idle_heartbeat);
-    if (batch === null || expires === null || maxBytes === null || hb === null)
-      return 'json: cannot unmarshal value into Go struct field';
-    if (v.no_wait !== undefined && v.no_wait !== null && typeof v.no_wait !== 'boolean')
-      return 'json: cannot unmarshal value into Go struct field';
+    let bad = '';
+    const field = (key: string, goType: string): number => {
+      const x = v[key];
+      if (x === undefined || x === null) return 0;
+      if (typeof x === 'number' && Number.isInteger(x)) return x;
+      if (bad === '')
+        bad = `json: cannot unmarshal ${goJsonKind(x)} into Go struct field JSApiConsumerGetNextRequest.${key} of type ${goType}`;
+      return 0;
+    };
+    const expires = field('expires', 'time.Duration');
+    const batch = field('batch', 'int');
+    const maxBytes = field('max_bytes', 'int');
+    if (
+      v.no_wait !== undefined &&
+      v.no_wait !== null &&
+      typeof v.no_wait !== 'boolean' &&
+      bad === ''
+    )
+      bad = `json: cannot unmarshal ${goJsonKind(v.no_wait)} into Go struct field JSApiConsumerGetNextRequest.no_wait of type bool`;
+    const hb = field('idle_heartbeat', 'time.Duration');
+    if (bad !== '') return bad;
     if (hb > 0 && hb * 2 > expires) return 'heartbeat value too large';
     r.batch = batch;
     r.expiresNs = expires;
@@ -1159,6 +1284,25 @@ function parseNextRequest(body: Buffer): NextRequest | string {
   }
   if (/^[+-]?\d+$/.test(text)) r.batch = Number(text);
   return r;
+}
+
+/** How Go's encoding/json names a JSON value in an unmarshal type error. */
+function goJsonKind(x: unknown): string {
+  if (typeof x === 'number') return `number ${String(x)}`;
+  if (typeof x === 'string') return 'string';
+  if (typeof x === 'boolean') return 'bool';
+  if (Array.isArray(x)) return 'array';
+  return x === null ? 'null' : 'object';
+}
+
+/** Go's encoding/json syntax error text for what JSON.parse refused. */
+function goJsonSyntaxError(text: string, err: Error): string {
+  if (/end of JSON input/i.test(err.message)) return 'unexpected end of JSON input';
+  const m = /position (\d+)/.exec(err.message);
+  const at = m === null ? -1 : Number(m[1]);
+  const c = at >= 0 && at < text.length ? text[at]! : '';
+  if (c === '') return 'unexpected end of JSON input';
+  return `invalid character ${JSON.stringify(c).replace(/^"|"$/g, "'")} looking for beginning of value`;
 }
 
 /** A Go time.Duration's String(), for the MaxRequestExpires status. */
