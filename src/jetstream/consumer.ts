@@ -110,7 +110,15 @@ export class Consumer implements StreamConsumer {
   private resumeLater: NodeJS.Timeout | null = null;
   /** Flow control: the reply subject of the request in flight, and bytes since it. */
   private fcReply = '';
-  private fcBytes = 0;
+  /**
+   * The reference's flow control window: bytes pushed and not yet covered by an answered
+   * request, those the request in flight covers, and the window (2 MB at first, doubled
+   * with each answer up to 32 MB). Delivery stops past the window; a request goes out
+   * past half of it.
+   */
+  private fcPending = 0;
+  private fcCovered = 0;
+  private fcWindow = FLOW_CONTROL_LIMIT / 16;
   closed = false;
 
   constructor(
@@ -300,7 +308,7 @@ export class Consumer implements StreamConsumer {
       let target: string;
       let req: PullRequest | undefined;
       if (push) {
-        if (this.fcReply !== '') return sent;
+        if (cfg.flowControl && this.fcPending > this.fcWindow) return sent;
         if (!this.host.hasInterest(cfg.deliverSubject)) {
           this.awaitInterest();
           return sent;
@@ -434,6 +442,10 @@ export class Consumer implements StreamConsumer {
       if (p === undefined) continue;
       const dc = p.dc + 1;
       if (this.cfg.maxDeliver > 0 && dc > this.cfg.maxDeliver) {
+        // Its last delivery went unacknowledged: no more tries, and (as the reference,
+        // when it next looks for a message to send) no longer pending, though the ack
+        // floor stays below it.
+        this.dropPending(seq);
         this.deliveryExceeded(seq, p.dc);
         continue;
       }
@@ -522,8 +534,22 @@ export class Consumer implements StreamConsumer {
     // Without acks a delivery is the consumer's ack (interest and work-queue retention).
     if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
     if (push && cfg.flowControl) {
-      this.fcBytes += size;
-      if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
+      // The reference counts the ack subject too.
+      const wire =
+        size +
+        this.ackPrefix.length +
+        digits(dc) +
+        digits(seq) +
+        digits(dseq) +
+        digits(msg.ts) +
+        digits(this.npc) +
+        4;
+      this.fcPending += wire;
+      if (this.fcReply === '') {
+        if (this.fcPending > this.fcWindow / 2) this.sendFlowControl();
+      } else if (this.fcPending - this.fcCovered >= this.fcWindow) {
+        this.fcCovered += wire;
+      }
     }
     return size;
   }
@@ -555,7 +581,7 @@ export class Consumer implements StreamConsumer {
 
   /** Stops pushing until the client answers the flow control request. */
   private sendFlowControl(): void {
-    this.fcBytes = 0;
+    this.fcCovered = this.fcPending;
     const reply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
     this.fcReply = reply;
     const sub = this.host.subscribe(reply, () => {
@@ -591,6 +617,12 @@ export class Consumer implements StreamConsumer {
     if (parsed.noWait) {
       const available = this.npc + this.rdq.length;
       if (available === 0 && parsed.expiresNs === 0) return send('404 No Messages');
+      if (available > 0) {
+        // The requests already waiting would take all there is.
+        let batches = 0;
+        for (const r of this.waiting.live()) batches += r.batch;
+        if (available < batches) return send('408 Requests Pending');
+      }
     }
     if (this.waiting.size >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
     const now = Date.now();
@@ -1014,14 +1046,9 @@ export class Consumer implements StreamConsumer {
     }
     due.sort((a, b) => a - b);
     for (const seq of due) {
-      const p = this.pending.get(seq)!;
-      if (this.cfg.maxDeliver > 0 && p.dc >= this.cfg.maxDeliver) {
-        // Its last delivery went unacknowledged: no more tries, and (as the reference)
-        // no longer pending, though the ack floor stays below it.
-        this.dropPending(seq);
-        this.deliveryExceeded(seq, p.dc);
-        continue;
-      }
+      // Queued for redelivery; its wait starts again now (as the reference's checkPending
+      // moves the timestamps), or the timer would come back at once until it goes out.
+      this.pending.get(seq)!.ts = now;
       this.rdq.push(seq);
     }
     this.kick();
@@ -1062,7 +1089,10 @@ export class Consumer implements StreamConsumer {
   /** A flow control reply arrived (the client answered `$JS.FC...`). */
   flowControlReply(subject: string): void {
     if (subject === this.fcReply) {
+      this.fcWindow = Math.min(this.fcWindow * 2, FLOW_CONTROL_LIMIT);
+      this.fcPending = Math.max(0, this.fcPending - this.fcCovered);
       this.fcReply = '';
+      this.fcCovered = 0;
       this.kick();
     }
   }
@@ -1177,7 +1207,8 @@ export class Consumer implements StreamConsumer {
   }
 }
 
-const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+/** The reference's JsFlowControlMaxPending: the flow control window's largest size. */
+const FLOW_CONTROL_LIMIT = 32 * 1024 * 1024;
 /** How far up from an acknowledged lowest sequence the next one is looked for, one by one. */
 const LOW_SCAN = 64;
 /**

@@ -77,7 +77,15 @@ export const PUSH_SUBJECTS: { subject: string; queue?: string; max?: number }[] 
   { subject: 'D.ho' },
   { subject: 'G.grp', queue: 'workers' },
   { subject: 'H.hb', max: 1 },
+  // Flow control's 30 messages and its request: then no more (heartbeats).
+  { subject: 'F.fc', max: 31 },
 ];
+
+/** 30 messages of 100 000 bytes on stream B, for flow control. */
+function bigMessages(): ConsumerStep[] {
+  const body = 'x'.repeat(100_000);
+  return Array.from({ length: 30 }, (_, i) => ({ ...pub('b.x', body), name: `publish big #${i}` }));
+}
 
 export const CONSUMER_CASES: ConsumerStep[] = [
   {
@@ -352,6 +360,22 @@ export const CONSUMER_CASES: ConsumerStep[] = [
   create('R2', { ack_policy: 'explicit', filter_subject: 's.c', sample_freq: '100%' }),
   next('R2', 'one', null),
   ack('with a metric', 'next R2: one', 0, '+ACK', { expect: 2 }),
+  // backoff: the first redelivery after 150 ms, the next after 400 ms.
+  create('BO', {
+    ack_policy: 'explicit',
+    filter_subject: 's.c',
+    backoff: [150 * MS, 400 * MS],
+    max_deliver: 3,
+  }),
+  next('BO', 'first delivery', null),
+  { ...next('BO', 'after the first backoff', { batch: 1, expires: 600 * MS }), delay: 200 },
+  next('BO', 'not before the second', { batch: 1, expires: 200 * MS }),
+  next('BO', 'after the second', { batch: 1, expires: 600 * MS }),
+  info('BO', 'three deliveries'),
+  // No request waits: max_deliver's advisory only goes once one comes, after ack_wait.
+  { ...info('BO', 'after the last ack_wait'), delay: 450 },
+  next('BO', 'past max_deliver', { batch: 1, expires: 100 * MS }, 2),
+  info('BO', 'past max_deliver'),
   create('MAP', { ack_policy: 'explicit', max_ack_pending: 2 }),
   next('MAP', 'batch 5 at max_ack_pending 2', { batch: 5, expires: 200 * MS }, 3),
   info('MAP', 'at max_ack_pending'),
@@ -364,12 +388,47 @@ export const CONSUMER_CASES: ConsumerStep[] = [
   info('MAP', 'after the delay'),
 
   // ---- inactive_threshold and delete ----
+  create('pushgone', { deliver_subject: 'Z.nobody', inactive_threshold: 200 * MS }),
   create('gone', { ack_policy: 'explicit', inactive_threshold: 200 * MS }),
   durable('dgone', { ack_policy: 'explicit', inactive_threshold: 200 * MS }),
   // A pull consumer's wait is its threshold plus 100 ms and up to 900 ms of jitter.
   { ...info('gone', 'after the threshold'), delay: 1400 },
   info('dgone', 'after the threshold'),
+  info('pushgone', 'after the threshold'),
+  // A no_wait request behind waiting ones that would take everything left.
+  create('RP', { ack_policy: 'explicit', filter_subject: 's.c', max_ack_pending: 1 }),
+  next('RP', 'take the one message', null),
+  next('RP', 'wait for more', { batch: 5, expires: 400 * MS }, 0),
+  // grp's queue subscriber gets it too.
+  { ...pub('s.c', 'nine'), expect: 2 },
+  next('RP', 'no_wait behind it', { batch: 1, no_wait: true }),
+  info('RP', 'one waiting'),
+  { name: 'RP: the waiting request expires', subject: 'nothing', noReply: true, expect: 1 },
   durable('DEL', { ack_policy: 'explicit', deliver_policy: 'new' }),
   next('DEL', 'waiting for a delete', { batch: 1, expires: 2e9 }, 0),
   { name: 'delete DEL', subject: `${C}DELETE.S.DEL`, expect: 2 },
+
+  // ---- flow control: a request past half the 2 MB window, a stop past all of it ----
+  {
+    name: 'stream B',
+    subject: `${S}CREATE.B`,
+    body: { name: 'B', subjects: ['b.>'], storage: 'memory' },
+  },
+  ...bigMessages(),
+  {
+    ...create(
+      'fc',
+      { deliver_subject: 'F.fc', flow_control: true, idle_heartbeat: 5e9, ack_policy: 'none' },
+      'B',
+    ),
+    expect: 23,
+  },
+  info('fc', 'stalled', 'B'),
+  {
+    name: 'flow control answered',
+    subject: (t) => t.lastFlowControl(),
+    noReply: true,
+    expect: 9,
+  },
+  info('fc', 'all delivered', 'B'),
 ];

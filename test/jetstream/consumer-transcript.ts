@@ -74,6 +74,8 @@ function normaliseAnswer(a: Answer): Answer {
     for (const k of ['Nats-Time-Stamp', 'Nats-Consumer-Stalled'])
       if (a.headers[k] !== undefined) a.headers[k] = '<value>';
   }
+  // Large bodies (flow control's) are recorded by their size.
+  if (typeof a.body === 'string' && a.body.length > 200) a.body = `<${a.body.length} bytes>`;
   const b = a.body as Record<string, unknown> | null;
   if (b !== null && typeof b === 'object' && !Array.isArray(b)) {
     if (typeof b.ack_time === 'number') b.ack_time = '<ns>';
