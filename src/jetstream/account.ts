@@ -167,6 +167,21 @@ export class JsAccount implements StreamHost {
     return r.psubs.length > 0 || r.qsubs.length > 0;
   }
 
+  hasDeliveryInterest(subject: string, group: string): boolean {
+    // nats-server registers for notifications on the literal subject (and queue): a
+    // wildcard subscription that matches it, or one in another queue, is not interest.
+    const r = this.account.sublist.match(subject);
+    if (group === '') {
+      for (const s of r.psubs) if (s.subject === subject) return true;
+      return false;
+    }
+    for (const q of r.qsubs) {
+      const s = q[0];
+      if (s !== undefined && s.subject === subject && s.queue === group) return true;
+    }
+    return false;
+  }
+
   awaitInterest(w: InterestWaiter): void {
     this.awaiting.add(w);
   }

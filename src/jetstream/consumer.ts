@@ -309,7 +309,7 @@ export class Consumer implements StreamConsumer {
       let req: PullRequest | undefined;
       if (push) {
         if (cfg.flowControl && this.fcPending > this.fcWindow) return sent;
-        if (!this.host.hasInterest(cfg.deliverSubject)) {
+        if (!this.host.hasDeliveryInterest(cfg.deliverSubject, cfg.deliverGroup)) {
           this.awaitInterest();
           return sent;
         }
@@ -1132,7 +1132,8 @@ export class Consumer implements StreamConsumer {
     if (this.closed) return;
     if (this.activeSinceArmed) return this.armInactive();
     if (this.isPush) {
-      if (this.host.hasInterest(this.cfg.deliverSubject)) this.armInactive();
+      if (this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup))
+        this.armInactive();
       else this.onInactive(this);
       return;
     }
@@ -1164,7 +1165,8 @@ export class Consumer implements StreamConsumer {
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.size,
       num_pending: this.npc,
-      ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
+      ...(this.isPush &&
+      this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
         ? { push_bound: true }
         : {}),
     };

@@ -343,6 +343,10 @@ export const CONSUMER_CASES: ConsumerStep[] = [
     expect: 2,
   },
   info('grp', 'delivered'),
+  create('wild', { deliver_subject: 'W.x', filter_subject: 's.c' }),
+  { ...info('wild', 'a wildcard subscription is not interest'), delay: 100 },
+  create('grp2', { deliver_subject: 'G.grp', deliver_group: 'others', filter_subject: 's.c' }),
+  { ...info('grp2', 'another queue is not interest'), delay: 100 },
   next('push', 'pull from push', null),
 
   // ---- redelivery, max_deliver, max_ack_pending, sample_freq ----

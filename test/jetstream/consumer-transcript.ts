@@ -117,6 +117,8 @@ export async function runConsumerSteps(
   // The reference counts only a subscription on the deliver subject itself as interest
   // (a wildcard that matches it is not one): each push consumer's subject is subscribed.
   for (const d of PUSH_SUBJECTS) listen(d.subject, d.subject, d);
+  // A wildcard over a deliver subject (W.x): the reference does not deliver to it.
+  listen('wildcard', 'W.>');
   listen('advisory', '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>');
   listen('advisory', '$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>');
   listen('advisory', '$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.>');
