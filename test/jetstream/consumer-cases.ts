@@ -76,6 +76,8 @@ export const PUSH_SUBJECTS: { subject: string; queue?: string; max?: number }[] 
   { subject: 'D.push' },
   { subject: 'D.ho' },
   { subject: 'G.grp', queue: 'workers' },
+  { subject: 'D.rl' },
+  { subject: 'D.ro' },
   { subject: 'H.hb', max: 1 },
   // Flow control's 30 messages and its request: then no more (heartbeats).
   { subject: 'F.fc', max: 31 },
@@ -364,6 +366,25 @@ export const CONSUMER_CASES: ConsumerStep[] = [
   create('R2', { ack_policy: 'explicit', filter_subject: 's.c', sample_freq: '100%' }),
   next('R2', 'one', null),
   ack('with a metric', 'next R2: one', 0, '+ACK', { expect: 2 }),
+  // -NAK with a Go duration; +TERM with a reason is no term in 2.9.10.
+  create('NK', { ack_policy: 'explicit', filter_subject: 's.c' }),
+  next('NK', 'one', null),
+  ack('-NAK 300ms', 'next NK: one', 0, '-NAK 300ms', { expect: 2 }),
+  next('NK', 'not yet', { batch: 1, expires: 100 * MS }),
+  next('NK', 'after the delay', { batch: 1, expires: 600 * MS }),
+  ack('+TERM with a reason', 'next NK: after the delay', 0, '+TERM no thanks', { expect: 1 }),
+  info('NK', 'after +TERM with a reason'),
+  ack('-NAK bad delay', 'next NK: after the delay', 0, '-NAK soon', { expect: 2 }),
+  next('NK', 'at once after a bad delay', null),
+  // rate_limit_bps and replay original deliver the same messages.
+  {
+    ...create('rl', { deliver_subject: 'D.rl', rate_limit_bps: 8000, filter_subject: 's.a' }),
+    expect: 4,
+  },
+  {
+    ...create('ro', { deliver_subject: 'D.ro', replay_policy: 'original', filter_subject: 's.b' }),
+    expect: 3,
+  },
   // backoff: the first redelivery after 150 ms, the next after 400 ms.
   create('BO', {
     ack_policy: 'explicit',
