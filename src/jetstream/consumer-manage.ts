@@ -59,7 +59,6 @@ export function addConsumer(
   const problem = checkConsumerConfig(cfg, stream.cfg);
   if (problem !== null) return problem;
   if (cfg.durable !== '' && !isValidName(cfg.durable)) return JsErr.consumerBadDurableName();
-  if (cfg.name !== '' && !isValidName(cfg.name)) return JsErr.consumerBadDurableName();
   const wanted = cfg.durable !== '' ? cfg.durable : cfg.name;
   if (wanted !== '') {
     const existing = stream.consumers.get(wanted);
