@@ -255,8 +255,18 @@ export class Consumer implements StreamConsumer {
   needsAck(seq: number, subject: string): boolean {
     if (this.filter !== '' && !this.matches(subject)) return false;
     if (seq >= this.sseq) return true;
-    if (this.cfg.ackPolicy === 'none') return false;
-    return this.pending.has(seq) || seq > this.asflr;
+    // last_per_subject: still to be delivered, below sseq.
+    if (this.lps.length > 0 && this.lps.includes(seq)) return true;
+    // As the reference's needAck: with explicit acks a delivered message above the floor
+    // is needed only while it is pending (the floor lags behind out-of-order acks).
+    switch (this.cfg.ackPolicy) {
+      case 'none':
+        return false;
+      case 'all':
+        return seq > this.asflr;
+      default:
+        return seq > this.asflr && this.pending.has(seq);
+    }
   }
 
   private matches(subject: string): boolean {

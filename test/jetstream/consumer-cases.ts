@@ -193,6 +193,16 @@ export const CONSUMER_CASES: ConsumerStep[] = [
   refused('work queue unfiltered second', { ack_policy: 'explicit' }, 'W'),
   refused('work queue overlapping filter', { ack_policy: 'explicit', filter_subject: 'w.*' }, 'W'),
   create('w2', { ack_policy: 'explicit', filter_subject: 'w.b' }, 'W'),
+  // Work queue acks out of order: each acked message leaves the stream at once.
+  pub('w.a', 'w1'),
+  pub('w.a', 'w2'),
+  pub('w.a', 'w3'),
+  { ...next('w1', 'batch 3', { batch: 3 }, 3), subject: `${C}MSG.NEXT.W.w1` },
+  ack('work queue: the third first', 'next w1: batch 3', 2, '+ACK', { expect: 1 }),
+  { name: 'work queue after one ack', subject: `${S}INFO.W` },
+  ack('work queue: the first', 'next w1: batch 3', 0, '+ACK', { expect: 1 }),
+  { name: 'work queue after two acks', subject: `${S}INFO.W` },
+  info('w1', 'two acked', 'W'),
   create('m1', {}, 'M'),
   refused('max consumers', {}, 'M'),
 
