@@ -918,30 +918,28 @@ export class Consumer implements StreamConsumer {
    * when the ack was the floor's next consumer sequence, up to below the next pending one.
    */
   private updateAckFloor(sseq: number, dseq: number): void {
+    // The fields are written at one place whatever the case: nothing pending comes now
+    // and then in a run of acks, and a field first written there would cost V8's
+    // optimised ack path a deopt and a recompile.
+    let adflr = this.adflr;
+    let asflr = this.asflr;
     if (this.pending.size === 0) {
-      this.adflr = this.dseq - 1;
-      this.asflr = this.sseq - 1;
-      return;
-    }
-    if (dseq !== this.adflr + 1) return;
-    this.adflr = dseq;
-    this.asflr = sseq;
-    // Every pending sequence above the lowest: the next one above sseq is the lowest.
-    const low = this.pendingLow;
-    if (low > sseq) {
-      const p = this.pending.get(low)!;
-      this.adflr = p.dseq - 1;
-      this.asflr = low - 1;
-      return;
-    }
-    for (let ss = sseq + 1; ss < this.sseq; ss++) {
-      const p = this.pending.get(ss);
-      if (p !== undefined) {
-        this.adflr = p.dseq - 1;
-        this.asflr = ss - 1;
-        return;
+      adflr = this.dseq - 1;
+      asflr = this.sseq - 1;
+    } else if (dseq === adflr + 1) {
+      adflr = dseq;
+      asflr = sseq;
+      // Every pending sequence is at or above the lowest: above sseq, the lowest is next.
+      let next = this.pendingLow > sseq ? this.pendingLow : 0;
+      for (let ss = sseq + 1; next === 0 && ss < this.sseq; ss++)
+        if (this.pending.has(ss)) next = ss;
+      if (next > 0) {
+        adflr = this.pending.get(next)!.dseq - 1;
+        asflr = next - 1;
       }
     }
+    this.adflr = adflr;
+    this.asflr = asflr;
   }
 
   private nak(sseq: number, dseq: number, args: string): void {
