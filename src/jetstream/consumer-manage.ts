@@ -28,7 +28,7 @@ function updateProblem(old: ConsumerConfig, cfg: ConsumerConfig): string {
   if (old.heartbeat !== cfg.heartbeat) return 'heart beats can not be updated';
   if (old.flowControl !== cfg.flowControl) return 'flow control can not be updated';
   if (old.maxWaiting !== cfg.maxWaiting) return 'max waiting can not be updated';
-  if (old.filterSubject !== cfg.filterSubject) return 'filter subject can not be updated';
+  // 2.9.10 lets an update change filter_subject (later versions refuse it).
   if ((old.deliverSubject === '') !== (cfg.deliverSubject === ''))
     return old.deliverSubject === ''
       ? 'can not update pull consumer to push based'
@@ -68,7 +68,7 @@ export function addConsumer(
     if (existing instanceof Consumer) {
       const err = updateProblem(existing.cfg, cfg);
       if (err !== '') return JsErr.consumerCreate(err);
-      existing.cfg = { ...cfg };
+      existing.reconfigure({ ...cfg });
       jsa
         .provider(stream.cfg.storage)
         .writeConsumerMeta(

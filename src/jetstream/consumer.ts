@@ -23,6 +23,7 @@ import {
 import { DeliveryMessage } from './delivery-message.js';
 import { goJsonCheck, goTypeError, type GoFieldType } from './go-json.js';
 import { PullQueue, type PullRequest } from './pull-queue.js';
+import { parseGoDuration } from '../config/duration.js';
 
 interface Pending {
   dseq: number;
@@ -40,8 +41,8 @@ export class Consumer implements StreamConsumer {
   readonly name: string;
   cfg: ConsumerConfig;
   readonly created: number;
-  readonly filter: string;
-  private readonly wildcard: boolean;
+  filter: string;
+  private wildcard: boolean;
   /** Next stream sequence to look at, next delivery sequence. */
   private sseq = 1;
   private dseq = 1;
@@ -65,6 +66,11 @@ export class Consumer implements StreamConsumer {
   private readonly rdc = new Map<number, number>();
   /** last_per_subject: the sequences to deliver before sseq, oldest first. */
   private readonly lps: number[] = [];
+  /**
+   * While `lps` is being delivered, the stream sequence INFO reports as delivered (the
+   * reference's position is in that list then); -1 otherwise.
+   */
+  private lpsAt = -1;
   private readonly waiting = new PullQueue();
   /** Messages left to deliver (matching the filter, at or after sseq). */
   private npc = 0;
@@ -105,7 +111,15 @@ export class Consumer implements StreamConsumer {
   private resumeLater: NodeJS.Timeout | null = null;
   /** Flow control: the reply subject of the request in flight, and bytes since it. */
   private fcReply = '';
-  private fcBytes = 0;
+  /**
+   * The reference's flow control window: bytes pushed and not yet covered by an answered
+   * request, those the request in flight covers, and the window (2 MB at first, doubled
+   * with each answer up to 32 MB). Delivery stops past the window; a request goes out
+   * past half of it.
+   */
+  private fcPending = 0;
+  private fcCovered = 0;
+  private fcWindow = FLOW_CONTROL_LIMIT / 16;
   closed = false;
 
   constructor(
@@ -126,6 +140,16 @@ export class Consumer implements StreamConsumer {
     this.out = new DeliveryMessage(this.ackPrefix);
     const freq = cfg.sampleFreq.endsWith('%') ? cfg.sampleFreq.slice(0, -1) : cfg.sampleFreq;
     this.sampleFreq = freq === '' ? 0 : Number(freq);
+  }
+
+  /** An update through CONSUMER.CREATE (consumer-manage.ts checked what may change). */
+  reconfigure(cfg: ConsumerConfig): void {
+    this.cfg = cfg;
+    if (cfg.filterSubject !== this.filter) {
+      this.filter = cfg.filterSubject;
+      this.wildcard = this.filter !== '' && hasWildcard(this.filter);
+      this.recountPending();
+    }
   }
 
   get isPush(): boolean {
@@ -167,14 +191,17 @@ export class Consumer implements StreamConsumer {
         this.sseq = store.getSeqFromTime(cfg.optStartTime ?? 0);
         break;
     }
-    // The reference reports an ack floor of 0 until the first ack, wherever delivery starts.
-    this.asflr = cfg.ackPolicy === 'none' ? this.sseq - 1 : 0;
+    // The reference reports an ack floor of 0 until the first ack (or, without acks, the
+    // first delivery), wherever delivery starts.
+    this.asflr = 0;
+    this.lpsAt = this.lps.length > 0 ? this.lps[0]! - 1 : -1;
     this.store.setStarting(this.sseq - 1);
     this.recountPending();
     this.ackSub = this.host.subscribe(this.ackPrefix + '>', this.onAck, true);
     if (this.isPush && cfg.heartbeat > 0) this.armHeartbeat();
     this.touch();
-    this.kick();
+    // The first delivery at the next turn: the create request's answer goes first.
+    this.resumeSoon = setImmediate(this.onResume);
   }
 
   /**
@@ -229,8 +256,18 @@ export class Consumer implements StreamConsumer {
   needsAck(seq: number, subject: string): boolean {
     if (this.filter !== '' && !this.matches(subject)) return false;
     if (seq >= this.sseq) return true;
-    if (this.cfg.ackPolicy === 'none') return false;
-    return this.pending.has(seq) || seq > this.asflr;
+    // last_per_subject: still to be delivered, below sseq.
+    if (this.lps.length > 0 && this.lps.includes(seq)) return true;
+    // As the reference's needAck: with explicit acks a delivered message above the floor
+    // is needed only while it is pending (the floor lags behind out-of-order acks).
+    switch (this.cfg.ackPolicy) {
+      case 'none':
+        return false;
+      case 'all':
+        return seq > this.asflr;
+      default:
+        return seq > this.asflr && this.pending.has(seq);
+    }
   }
 
   private matches(subject: string): boolean {
@@ -282,7 +319,7 @@ export class Consumer implements StreamConsumer {
       let target: string;
       let req: PullRequest | undefined;
       if (push) {
-        if (this.fcReply !== '') return sent;
+        if (cfg.flowControl && this.fcPending > this.fcWindow) return sent;
         if (!this.host.hasDeliveryInterest(cfg.deliverSubject, cfg.deliverGroup)) {
           this.awaitInterest();
           return sent;
@@ -304,8 +341,7 @@ export class Consumer implements StreamConsumer {
       }
       const dc = this.nextMsg();
       if (dc === 0) {
-        if (req !== undefined && req.noWait) this.endNoWait(req);
-        else return sent;
+        if (req === undefined || !req.noWait || !this.endNoWait(req)) return sent;
         continue;
       }
       const msg = this.msg;
@@ -319,23 +355,31 @@ export class Consumer implements StreamConsumer {
         return sent;
       }
       if (req !== undefined && req.bytesLeft !== Infinity) {
-        const size = msg.subject.length + msg.dataEnd - msg.hdrStart;
+        // The reference counts the ack subject in a message's size.
+        const size =
+          msg.subject.length +
+          this.ackPrefix.length +
+          digits(dc) +
+          digits(seq) +
+          digits(this.dseq) +
+          digits(msg.ts) +
+          digits(this.npc) +
+          4 +
+          msg.dataEnd -
+          msg.hdrStart;
         if (size > req.bytesLeft) {
+          // The request ends, whatever it got so far; the message waits for the next.
           this.unget(seq, dc);
-          if (req.delivered === 0) {
-            this.waiting.served(true);
-            this.host.publish(
-              req.reply,
-              null,
-              statusHeader(
-                '409 Message Size Exceeds MaxBytes',
-                `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
-              ),
-              EMPTY,
-            );
-          } else {
-            this.finishRequest(req, true);
-          }
+          this.waiting.served(true);
+          this.host.publish(
+            req.reply,
+            null,
+            statusHeader(
+              '409 Message Size Exceeds MaxBytes',
+              `Nats-Pending-Messages: ${req.batch}\r\nNats-Pending-Bytes: ${req.bytesLeft}\r\n`,
+            ),
+            EMPTY,
+          );
           continue;
         }
         req.bytesLeft -= size;
@@ -409,6 +453,10 @@ export class Consumer implements StreamConsumer {
       if (p === undefined) continue;
       const dc = p.dc + 1;
       if (this.cfg.maxDeliver > 0 && dc > this.cfg.maxDeliver) {
+        // Its last delivery went unacknowledged: no more tries, and (as the reference,
+        // when it next looks for a message to send) no longer pending, though the ack
+        // floor stays below it.
+        this.dropPending(seq);
         this.deliveryExceeded(seq, p.dc);
         continue;
       }
@@ -421,6 +469,7 @@ export class Consumer implements StreamConsumer {
     while (this.lps.length > 0) {
       const seq = this.lps.shift()!;
       if (this.npc > 0) this.npc--;
+      this.lpsAt = this.lps.length > 0 ? seq : -1;
       if (store.loadSpan(seq, this.msg) !== undefined) return 1;
     }
     const m = store.loadNextSpan(this.filter, this.wildcard, this.sseq, this.msg);
@@ -456,13 +505,9 @@ export class Consumer implements StreamConsumer {
   ): number {
     const msg = this.msg;
     const cfg = this.cfg;
-    let dseq: number;
+    // Every delivery, a redelivery too, takes the next consumer sequence (as the reference).
+    const dseq = this.dseq++;
     const p = this.pending.get(seq);
-    if (dc === 1 || p === undefined) {
-      dseq = this.dseq++;
-    } else {
-      dseq = p.dseq;
-    }
     let buf = msg.buf;
     let hdrStart = msg.hdrStart;
     let dataStart = msg.dataStart;
@@ -478,6 +523,7 @@ export class Consumer implements StreamConsumer {
       } else {
         p.ts = now;
         p.dc = dc;
+        p.dseq = dseq;
       }
       if (dc > 1) this.rdc.set(seq, dc - 1);
       this.armAckTimer();
@@ -499,8 +545,22 @@ export class Consumer implements StreamConsumer {
     // Without acks a delivery is the consumer's ack (interest and work-queue retention).
     if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
     if (push && cfg.flowControl) {
-      this.fcBytes += size;
-      if (this.fcBytes >= FLOW_CONTROL_BYTES) this.sendFlowControl();
+      // The reference counts the ack subject too.
+      const wire =
+        size +
+        this.ackPrefix.length +
+        digits(dc) +
+        digits(seq) +
+        digits(dseq) +
+        digits(msg.ts) +
+        digits(this.npc) +
+        4;
+      this.fcPending += wire;
+      if (this.fcReply === '') {
+        if (this.fcPending > this.fcWindow / 2) this.sendFlowControl();
+      } else if (this.fcPending - this.fcCovered >= this.fcWindow) {
+        this.fcCovered += wire;
+      }
     }
     return size;
   }
@@ -532,7 +592,7 @@ export class Consumer implements StreamConsumer {
 
   /** Stops pushing until the client answers the flow control request. */
   private sendFlowControl(): void {
-    this.fcBytes = 0;
+    this.fcCovered = this.fcPending;
     const reply = `$JS.FC.${this.stream.name}.${this.name}.${randomToken()}`;
     this.fcReply = reply;
     const sub = this.host.subscribe(reply, () => {
@@ -568,6 +628,12 @@ export class Consumer implements StreamConsumer {
     if (parsed.noWait) {
       const available = this.npc + this.rdq.length;
       if (available === 0 && parsed.expiresNs === 0) return send('404 No Messages');
+      if (available > 0) {
+        // The requests already waiting would take all there is.
+        let batches = 0;
+        for (const r of this.waiting.live()) batches += r.batch;
+        if (available < batches) return send('408 Requests Pending');
+      }
     }
     if (this.waiting.size >= cfg.maxWaiting) return send('409 Exceeded MaxWaiting');
     const now = Date.now();
@@ -587,9 +653,15 @@ export class Consumer implements StreamConsumer {
     if (this.waiting.live().includes(req) && (req.expires > 0 || req.hb > 0)) this.armPullTimer();
   }
 
-  /** A no_wait request found nothing more: 404 when it got nothing, else 408. */
-  private endNoWait(req: PullRequest): void {
+  /**
+   * A no_wait request found nothing more: 408 when it got something, else 404, or (with
+   * expires) it waits on until a message or its expiry, as the reference's.
+   * Returns whether the request was ended.
+   */
+  private endNoWait(req: PullRequest): boolean {
+    if (req.delivered === 0 && req.expires > 0) return false;
     this.finishRequest(req, req.delivered > 0);
+    return true;
   }
 
   private finishRequest(req: PullRequest, timeout: boolean): void {
@@ -789,7 +861,7 @@ export class Consumer implements StreamConsumer {
     this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
-    this.updateAckFloor();
+    this.updateAckFloor(sseq, dseq);
     this.stream.ackedBy(sseq, p.subject);
   }
 
@@ -840,20 +912,38 @@ export class Consumer implements StreamConsumer {
     this.pendingLow = low;
   }
 
-  private updateAckFloor(): void {
-    // The fields are read and written at one place whether anything is left pending or
-    // not: nothing pending comes now and then in a run of acks, and a field first read
-    // there would cost V8's optimised ack path a deopt and a recompile.
-    const low = this.pendingLow;
-    const p = this.pending.get(low);
-    const allStream = this.sseq - 1;
-    const allConsumer = this.dseq - 1;
-    const belowLow = low - 1;
-    this.asflr = p === undefined ? allStream : belowLow;
-    this.adflr = p === undefined ? allConsumer : p.dseq - 1;
+  /**
+   * The ack floor after `sseq` / `dseq` left the pending set, as the reference's
+   * processAckMsg moves it: to everything delivered once nothing is pending, else only
+   * when the ack was the floor's next consumer sequence, up to below the next pending one.
+   */
+  private updateAckFloor(sseq: number, dseq: number): void {
+    // The fields are written at one place whatever the case: nothing pending comes now
+    // and then in a run of acks, and a field first written there would cost V8's
+    // optimised ack path a deopt and a recompile.
+    let adflr = this.adflr;
+    let asflr = this.asflr;
+    if (this.pending.size === 0) {
+      adflr = this.dseq - 1;
+      asflr = this.sseq - 1;
+    } else if (dseq === adflr + 1) {
+      adflr = dseq;
+      asflr = sseq;
+      // Every pending sequence is at or above the lowest: above sseq, the lowest is next.
+      let next = this.pendingLow > sseq ? this.pendingLow : 0;
+      for (let ss = sseq + 1; next === 0 && ss < this.sseq; ss++)
+        if (this.pending.has(ss)) next = ss;
+      if (next > 0) {
+        adflr = this.pending.get(next)!.dseq - 1;
+        asflr = next - 1;
+      }
+    }
+    this.adflr = adflr;
+    this.asflr = asflr;
   }
 
   private nak(sseq: number, dseq: number, args: string): void {
+    if (dseq <= this.adflr || dseq > this.dseq) return;
     const p = this.pending.get(sseq);
     if (p === undefined) return;
     this.host.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.${this.stream.name}.${this.name}`, {
@@ -864,18 +954,29 @@ export class Consumer implements StreamConsumer {
       stream_seq: sseq,
       deliveries: p.dc,
     });
-    let delayNs = 0;
+    // A delay: `{"delay": <ns>}` or a Go duration (`-NAK 1s`); a bad one is a plain -NAK.
+    let delayNs = -1;
     if (args.startsWith('{')) {
       try {
         const o = JSON.parse(args) as { delay?: unknown };
-        if (typeof o.delay === 'number') delayNs = o.delay;
+        delayNs = typeof o.delay === 'number' && Number.isInteger(o.delay) ? o.delay : 0;
       } catch {
-        delayNs = 0;
+        delayNs = -1;
+      }
+    } else if (args !== '') {
+      try {
+        delayNs = Math.round(parseGoDuration(args) * MS);
+      } catch {
+        delayNs = -1;
       }
     }
-    if (delayNs > 0) {
+    if (delayNs >= 0) {
       // Redelivered when its ack_wait would end `delay` from now.
+      const i = this.rdq.indexOf(sseq);
+      if (i >= 0) this.rdq.splice(i, 1);
       p.ts = nowNs() + delayNs - this.ackWaitFor(p.dc);
+      if (this.ackTimer !== null) clearTimeout(this.ackTimer);
+      this.ackTimer = null;
       this.armAckTimer();
       return;
     }
@@ -893,7 +994,7 @@ export class Consumer implements StreamConsumer {
     this.dropPending(sseq);
     this.rdc.delete(sseq);
     this.store.updateAcks(p.dseq, sseq);
-    this.updateAckFloor();
+    this.updateAckFloor(sseq, dseq);
     this.host.advisory(
       `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${this.stream.name}.${this.name}`,
       {
@@ -931,6 +1032,8 @@ export class Consumer implements StreamConsumer {
     if (this.ackTimer !== null || this.closed || this.pending.size === 0) return;
     let next = Infinity;
     for (const p of this.pending.values()) next = Math.min(next, p.ts + this.ackWaitFor(p.dc));
+    // Only messages past max_deliver (ts Infinity) are pending: nothing to wait for.
+    if (next === Infinity) return;
     const ms = Math.max(1, Math.ceil((next - nowNs()) / MS));
     this.ackTimer = setTimeout(this.onAckTimer, ms);
     this.ackTimer.unref();
@@ -946,13 +1049,9 @@ export class Consumer implements StreamConsumer {
     }
     due.sort((a, b) => a - b);
     for (const seq of due) {
-      const p = this.pending.get(seq)!;
-      if (this.cfg.maxDeliver > 0 && p.dc >= this.cfg.maxDeliver) {
-        // Its last delivery went unacknowledged: no more tries, but it stays pending.
-        p.ts = Infinity;
-        this.deliveryExceeded(seq, p.dc);
-        continue;
-      }
+      // Queued for redelivery; its wait starts again now (as the reference's checkPending
+      // moves the timestamps), or the timer would come back at once until it goes out.
+      this.pending.get(seq)!.ts = now;
       this.rdq.push(seq);
     }
     this.kick();
@@ -993,7 +1092,10 @@ export class Consumer implements StreamConsumer {
   /** A flow control reply arrived (the client answered `$JS.FC...`). */
   flowControlReply(subject: string): void {
     if (subject === this.fcReply) {
+      this.fcWindow = Math.min(this.fcWindow * 2, FLOW_CONTROL_LIMIT);
+      this.fcPending = Math.max(0, this.fcPending - this.fcCovered);
       this.fcReply = '';
+      this.fcCovered = 0;
       this.kick();
     }
   }
@@ -1006,20 +1108,42 @@ export class Consumer implements StreamConsumer {
     this.armInactive();
   }
 
-  private armInactive(): void {
-    const ms = Math.max(1, Math.round(this.cfg.inactiveThreshold / MS));
+  /**
+   * The inactivity wait, as the reference's dthresh: inactive_threshold, for a pull
+   * consumer plus 100 ms and up to 900 ms of jitter.
+   */
+  private inactiveWaitMs(): number {
+    const ms = this.cfg.inactiveThreshold / MS;
+    return this.isPush ? ms : ms + 100 + Math.floor(Math.random() * 900);
+  }
+
+  private armInactive(ms = this.inactiveWaitMs()): void {
     this.activeSinceArmed = false;
-    this.inactiveTimer = setTimeout(() => {
-      this.inactiveTimer = null;
-      if (this.closed) return;
-      const active = this.isPush
-        ? this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
-        : this.waiting.size > 0;
-      if (active || this.activeSinceArmed) this.armInactive();
-      else this.onInactive(this);
-    }, ms);
+    this.inactiveTimer = setTimeout(this.onInactiveTimer, Math.max(1, Math.round(ms)));
     this.inactiveTimer.unref();
   }
+
+  /**
+   * The reference's deleteNotActive: a push consumer goes once nobody listens on its
+   * deliver subject; a pull consumer once nothing happened (a request, a delivery, an
+   * ack) for the threshold and no request waits. Activity is a flag, not a clock
+   * reading per ack: a consumer left idle goes between one and two waits after its
+   * last activity (the reference: one wait after it).
+   */
+  private readonly onInactiveTimer = (): void => {
+    this.inactiveTimer = null;
+    if (this.closed) return;
+    if (this.activeSinceArmed) return this.armInactive();
+    if (this.isPush) {
+      if (this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup))
+        this.armInactive();
+      else this.onInactive(this);
+      return;
+    }
+    this.expireRequests();
+    if (this.waiting.size > 0) this.armInactive();
+    else this.onInactive(this);
+  };
 
   // ---- info and lifecycle ----------------------------------------------------------
 
@@ -1030,11 +1154,16 @@ export class Consumer implements StreamConsumer {
       name: this.name,
       created: rfc3339Nano(this.created),
       config: consumerConfigJson(this.cfg),
-      delivered: sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered),
-      ack_floor:
-        this.cfg.ackPolicy === 'none'
-          ? sequenceInfo(this.dseq - 1, this.sseq - 1, this.lastDelivered)
-          : sequenceInfo(this.adflr, this.asflr, this.lastAcked),
+      delivered: sequenceInfo(
+        this.dseq - 1,
+        this.lpsAt >= 0 ? this.lpsAt : this.sseq - 1,
+        this.lastDelivered,
+      ),
+      ack_floor: sequenceInfo(
+        this.adflr,
+        this.asflr,
+        this.cfg.ackPolicy === 'none' ? 0 : this.lastAcked,
+      ),
       num_ack_pending: this.pending.size,
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.size,
@@ -1083,7 +1212,8 @@ export class Consumer implements StreamConsumer {
   }
 }
 
-const FLOW_CONTROL_BYTES = 2 * 1024 * 1024;
+/** The reference's JsFlowControlMaxPending: the flow control window's largest size. */
+const FLOW_CONTROL_LIMIT = 32 * 1024 * 1024;
 /** How far up from an acknowledged lowest sequence the next one is looked for, one by one. */
 const LOW_SCAN = 64;
 /**
@@ -1116,6 +1246,16 @@ function sequenceInfo(consumer: number, stream: number, last: number): Record<st
   const o: Record<string, unknown> = { consumer_seq: consumer, stream_seq: stream };
   if (last > 0) o.last_active = rfc3339Nano(last);
   return o;
+}
+
+/** Decimal digits of a non-negative integer. */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
 }
 
 function pendingBytes(req: PullRequest): number {

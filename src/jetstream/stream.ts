@@ -65,9 +65,12 @@ export interface StreamHost {
     borrows?: boolean,
   ): Subscription;
   unsubscribe(sub: Subscription): void;
-  /** Whether anyone in the account listens on `subject`. */
+  /** Whether anyone in the account listens on `subject` (pull requests' replies). */
   hasInterest(subject: string): boolean;
-  /** Whether a push consumer's deliver subject (and group) has its literal listener. */
+  /**
+   * A push consumer's interest, as the reference's: a subscription on the deliver
+   * subject itself, in the deliver group's queue when there is one.
+   */
   hasDeliveryInterest(subject: string, group: string): boolean;
   /** Calls `w.interestAppeared()` once a subscription on its deliver subject comes. */
   awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;

@@ -91,7 +91,7 @@ describe('JetStream store_dir lock', () => {
           await s.close();
           return 'started';
         },
-        (err: Error) => err.message,
+        (err: unknown) => String(err),
       );
       assert.match(second, IN_USE);
       assert.doesNotMatch(log, /lock/);
