@@ -9,12 +9,8 @@ import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
 import { headerNeedle, headerValueAt, setHeader } from './headers.js';
 import { PubAckWriter } from './pub-ack.js';
-import {
-  republishSubject,
-  storeConfigOf,
-  streamConfigJson,
-  type StreamConfig,
-} from './stream-config.js';
+import { storeConfigOf, streamConfigJson, type StreamConfig } from './stream-config.js';
+import { SubjectTransform } from '../subjects/transform.js';
 import { StoreError, type StreamState, type StreamStore } from './storage/types.js';
 import { nowNs, rfc3339Nano } from './time.js';
 
@@ -135,6 +131,8 @@ export class Stream {
   private readonly ackMarks: number[] = [];
   /** An onDurable callback is due (acksDurable). */
   private durableWait = false;
+  /** The republish mapping (an update can not change it). */
+  private readonly republishTo: SubjectTransform | null;
   closed = false;
 
   constructor(
@@ -148,6 +146,10 @@ export class Stream {
     this.created = created;
     this.pubAcks = new PubAckWriter(cfg.name, host.domain);
     this.lastSeq = store.state().lastSeq;
+    this.republishTo =
+      cfg.republish === null
+        ? null
+        : SubjectTransform.create(cfg.republish.src, cfg.republish.dest);
     store.registerStorageUpdates(this.onStorageUpdate);
   }
 
@@ -182,7 +184,8 @@ export class Stream {
     const cfg = this.cfg;
     const canRespond = !cfg.noAck && reply !== null && reply !== '';
     if (cfg.sealed) {
-      if (canRespond) this.respondError(reply, JsErr.streamSealed());
+      // The reference answers this one even on a no_ack stream.
+      if (reply !== null && reply !== '') this.respondError(reply, JsErr.streamSealed());
       return;
     }
     let msgId = '';
@@ -261,8 +264,8 @@ export class Stream {
     // Republish needs the subject's previous sequence before this one is stored.
     let rpSubject = '';
     let rpLast = 0;
-    if (cfg.republish !== null) {
-      rpSubject = republishSubject(cfg.republish, subject);
+    if (this.republishTo !== null) {
+      rpSubject = this.republishTo.match(subject);
       if (rpSubject !== '') rpLast = this.store.loadLastMsg(subject)?.seq ?? 0;
     }
     let seq: number;
