@@ -479,8 +479,12 @@ export class Stream {
   }
 
   /** StreamInfo: config, created, state (with the optional details of STREAM.INFO). */
+  /**
+   * The StreamInfo of the API. `withDomain`: the answers that name the JetStream domain
+   * (INFO, LIST, UPDATE; the reference's CREATE and restore leave it out).
+   */
   infoJson(
-    opts: { deletedDetails?: boolean; subjectsFilter?: string } = {},
+    opts: { deletedDetails?: boolean; subjectsFilter?: string; withDomain?: boolean } = {},
   ): Record<string, unknown> {
     const state = this.store.state(opts.deletedDetails === true);
     const st = this.stateJson(state);
@@ -495,7 +499,13 @@ export class Stream {
     if (state.numDeleted > 0) st.num_deleted = state.numDeleted;
     if (state.deleted !== undefined && state.deleted.length > 0) st.deleted = state.deleted;
     st.consumer_count = this.consumers.size;
-    return { config: streamConfigJson(this.cfg), created: rfc3339Nano(this.created), state: st };
+    const info: Record<string, unknown> = {
+      config: streamConfigJson(this.cfg),
+      created: rfc3339Nano(this.created),
+      state: st,
+    };
+    if (opts.withDomain === true && this.host.domain !== '') info.domain = this.host.domain;
+    return info;
   }
 }
 

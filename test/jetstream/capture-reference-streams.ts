@@ -4,14 +4,14 @@
 //
 //   npx tsc -p tsconfig.json && node dist/test/jetstream/capture-reference-streams.js
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FIXTURES } from './api-client.js';
-import { STREAM_CASES } from './stream-cases.js';
+import { DOMAIN, DOMAIN_CASES, STREAM_CASES, type StreamCase } from './stream-cases.js';
 import { runStreamCases } from './stream-client.js';
 
 async function freePort(): Promise<number> {
@@ -23,16 +23,30 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-streams-'));
-const ref = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
-  stdio: 'ignore',
-});
-await sleep(800);
-try {
-  const answers = await runStreamCases(port, STREAM_CASES);
-  writeFileSync(join(FIXTURES, 'streams.json'), JSON.stringify(answers, null, 2) + '\n');
-  process.stdout.write(`recorded ${answers.length} answers\n`);
-} finally {
-  ref.kill();
+/** nats-server -js on a free port with a fresh store (and the domain, if one is given). */
+async function reference(domain: string): Promise<{ port: number; ref: ChildProcess }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-streams-'));
+  const conf = join(dir, 'server.conf');
+  writeFileSync(
+    conf,
+    `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${dir}"${domain === '' ? '' : `, domain: ${domain}`} }\n`,
+  );
+  const ref = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
+  await sleep(800);
+  return { port, ref };
 }
+
+async function record(file: string, cases: readonly StreamCase[], domain: string): Promise<void> {
+  const { port, ref } = await reference(domain);
+  try {
+    const answers = await runStreamCases(port, cases);
+    writeFileSync(join(FIXTURES, file), JSON.stringify(answers, null, 2) + '\n');
+    process.stdout.write(`recorded ${answers.length} answers in ${file}\n`);
+  } finally {
+    ref.kill();
+  }
+}
+
+await record('streams.json', STREAM_CASES, '');
+await record('streams-domain.json', DOMAIN_CASES, DOMAIN);

@@ -628,3 +628,17 @@ export const STREAM_CASES: StreamCase[] = [
   ...retention,
   ...updates,
 ];
+
+/** On a server in JetStream domain `hub`: PubAcks and stream answers name it. */
+export const DOMAIN = 'hub';
+export const DOMAIN_CASES: StreamCase[] = [
+  create('domain: create', { name: 'DOM', subjects: ['dom.*'], storage: 'memory' }),
+  pub('domain: publish', 'dom.a'),
+  pub('domain: with an id', 'dom.a', 'x', { 'Nats-Msg-Id': 'd1' }),
+  pub('domain: duplicate', 'dom.a', 'x', { 'Nats-Msg-Id': 'd1' }),
+  pub('domain: expected stream wrong', 'dom.a', 'x', { 'Nats-Expected-Stream': 'X' }),
+  req('domain: info', 'INFO', 'DOM'),
+  { name: 'domain: list', subject: `${S}LIST`, body: null },
+  update('domain: update', { name: 'DOM', subjects: ['dom.*'], storage: 'memory', max_msgs: 5 }),
+  req('domain: delete', 'DELETE', 'DOM'),
+];

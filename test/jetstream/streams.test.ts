@@ -1,7 +1,7 @@
 // The stream rules give the reference's answers, request by request and byte for byte in
-// their JSON's field order (test/jetstream/fixtures/streams.json, recorded from
-// nats-server 2.9.10 -js by capture-reference-streams.ts), on a server with a store
-// directory so that file streams are files.
+// their JSON's field order (test/jetstream/fixtures/streams.json and streams-domain.json,
+// recorded from nats-server 2.9.10 -js by capture-reference-streams.ts), on a server with
+// a store directory so that file streams are files.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,18 +10,22 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { withServer } from '../helpers/server.js';
 import { readFixture } from './api-client.js';
-import { STREAM_CASES } from './stream-cases.js';
+import { DOMAIN, DOMAIN_CASES, STREAM_CASES, type StreamCase } from './stream-cases.js';
 import { runStreamCases, type StreamAnswer } from './stream-client.js';
 
-test("the stream rules answer as the reference's, in its field order", async () => {
-  const expected = readFixture('streams.json') as StreamAnswer[];
+async function replay(
+  fixture: string,
+  cases: readonly StreamCase[],
+  domain: string,
+): Promise<void> {
+  const expected = readFixture(fixture) as StreamAnswer[];
   const dir = mkdtempSync(join(tmpdir(), 'wirebus-streams-'));
   try {
-    await withServer({ jetstream: { storeDir: dir } }, async (s) => {
-      const answers = await runStreamCases(s.port, STREAM_CASES);
+    await withServer({ jetstream: { storeDir: dir, domain } }, async (s) => {
+      const answers = await runStreamCases(s.port, cases);
       assert.equal(answers.length, expected.length);
       for (let i = 0; i < answers.length; i++) {
-        if (STREAM_CASES[i]!.refusedHere === true) {
+        if (cases[i]!.refusedHere === true) {
           // The reference made a mirror or a source here; wirebus refuses them for now.
           const type = (expected[i]!.body as { type: string }).type;
           assert.deepEqual(answers[i]!.body, {
@@ -41,4 +45,12 @@ test("the stream rules answer as the reference's, in its field order", async () 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+test("the stream rules answer as the reference's, in its field order", async () => {
+  await replay('streams.json', STREAM_CASES, '');
+});
+
+test('in a JetStream domain, PubAcks and stream answers as the reference writes them', async () => {
+  await replay('streams-domain.json', DOMAIN_CASES, DOMAIN);
 });

@@ -49,5 +49,5 @@ export function streamUpdate(req: ApiRequest): void {
   if (stream === undefined) return fail(req, UPDATE, JsErr.streamNotFound());
   const err = updateStream(req.jsa, stream, cfg);
   if (err !== null) return fail(req, UPDATE, err);
-  ok(req, UPDATE, stream.infoJson());
+  ok(req, UPDATE, stream.infoJson({ withDomain: true }));
 }
