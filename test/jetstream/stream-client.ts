@@ -51,7 +51,7 @@ async function send(
   if (c.raw === true && m !== null) a.body = new TextDecoder().decode(m.data);
   // An ephemeral consumer's generated name.
   const b = a.body as { type?: string; name?: string; config?: { durable_name?: string } };
-  if (b.type?.endsWith('consumer_create_response') === true && b.config?.durable_name === undefined)
+  if (b.config !== undefined && b.config.durable_name === undefined && b.name !== undefined)
     b.name = '<ephemeral>';
   if (watched !== null) {
     const w = await watched;
