@@ -60,13 +60,14 @@ export function isValidName(name: string): boolean {
   return !/[.*>\s]/.test(name);
 }
 
+/**
+ * An enum as the reference's UnmarshalJSON reads it: its exact lower-case words only
+ * (`"Limits"` is invalid JSON there), and null is invalid too (Go hands null to it).
+ */
 function enumOf<T extends string>(f: JsonFields, key: string, values: readonly T[], def: T): T {
   const v = f.raw(key);
-  if (v === undefined || v === null) return def;
-  if (typeof v === 'string') {
-    const lower = v.toLowerCase() as T;
-    if (values.includes(lower)) return lower;
-  }
+  if (v === undefined) return def;
+  if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
   f.ok = false;
   return def;
 }
