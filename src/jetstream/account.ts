@@ -15,6 +15,7 @@ import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
 import type { Stream, StreamHost } from './stream.js';
 import type { StorageType, StreamStoreProvider } from './storage/types.js';
+import { goJson } from './json.js';
 import { openProvider } from './storage/open.js';
 import { nowNs, rfc3339Nano } from './time.js';
 import { nuid } from '../protocol/nuid.js';
@@ -193,7 +194,7 @@ export class JsAccount implements StreamHost {
       timestamp: rfc3339Nano(nowNs()),
     };
     for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
-    this.publish(subject, null, null, Buffer.from(JSON.stringify(o)));
+    this.publish(subject, null, null, Buffer.from(goJson(o)));
   }
 
   holdOutput(): boolean {
@@ -247,7 +248,7 @@ export class JsAccount implements StreamHost {
         this.js.apiErrors++;
       }
     }
-    const text = JSON.stringify(body);
+    const text = goJson(body);
     if (reply !== null && reply !== '') this.reply(reply, null, Buffer.from(text));
     return text;
   }

@@ -104,6 +104,8 @@ export function addConsumer(
     do name = nuid.next().substring(14);
     while (stream.consumers.has(name));
   }
+  // A name from CONSUMER.CREATE.<stream>.<name>: checked as the reference checks it, once chosen.
+  if (!isValidName(name)) return JsErr.consumerBadDurableName();
   if (cfg.durable === '' && cfg.inactiveThreshold === 0)
     cfg.inactiveThreshold = DELETE_WAIT_DEFAULT;
   // Explicit and all keep pending entries (all acknowledges them one by one, as the

@@ -26,6 +26,7 @@ export const JsErr = {
   streamInvalidConfig: (err: string) => e(500, 10052, err),
   streamCreate: (err: string) => e(500, 10049, err),
   streamUpdate: (err: string) => e(500, 10069, err),
+  streamDelete: (err: string) => e(500, 10050, err),
   streamPathSeparators: () => e(400, 10128, 'Stream name can not contain path separators'),
   streamSealed: () => e(400, 10109, 'invalid operation on sealed stream'),
   streamMsgDeleteFailed: (err: string) => e(500, 10057, err),

@@ -6,6 +6,7 @@
 // twice: whoever receives a body (an outbound buffer, an in-process subscriber) may keep
 // it.
 import { putInt } from '../server/outbound.js';
+import { goJson } from './json.js';
 
 const ARENA = 16 * 1024;
 const FIRST_ARENA = 256;
@@ -74,10 +75,10 @@ export class PubAckWriter {
 
 /** `{"stream":"S", "seq":` (with `"domain":"D", ` before seq in a domain), as the reference. */
 function pubAckPrefix(stream: string, domain: string): Buffer {
-  const name = JSON.stringify(stream);
+  const name = goJson(stream);
   return Buffer.from(
     domain === ''
       ? `{"stream":${name}, "seq":`
-      : `{"stream":${name}, "domain":${JSON.stringify(domain)}, "seq":`,
+      : `{"stream":${name}, "domain":${goJson(domain)}, "seq":`,
   );
 }

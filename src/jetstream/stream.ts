@@ -8,6 +8,7 @@ import type { Subscription } from '../server/subscription.js';
 import { subjectMatches } from '../subjects/validate.js';
 import { JsErr, type ApiError } from './errors.js';
 import { headerNeedle, headerValueAt, setHeader } from './headers.js';
+import { goJson } from './json.js';
 import { PubAckWriter } from './pub-ack.js';
 import { storeConfigOf, streamConfigJson, type StreamConfig } from './stream-config.js';
 import { SubjectTransform } from '../subjects/transform.js';
@@ -350,7 +351,7 @@ export class Stream {
       err === undefined
         ? null
         : Buffer.from(
-            JSON.stringify({
+            goJson({
               error: JsErr.streamStoreFailed(err.message),
               stream: this.cfg.name,
               seq: 0,
@@ -388,7 +389,7 @@ export class Stream {
 
   /** A failed publish: `{"error":{...},"stream":"S","seq":0}` as the reference's JSPubAckResponse. */
   private respondError(reply: string, error: ApiError): void {
-    const body = JSON.stringify({ error, stream: this.cfg.name, seq: 0 });
+    const body = goJson({ error, stream: this.cfg.name, seq: 0 });
     this.host.reply(reply, null, Buffer.from(body));
   }
 

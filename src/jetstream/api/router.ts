@@ -5,6 +5,7 @@
 import type { JsAccount } from '../account.js';
 import { JsErr } from '../errors.js';
 import { accountInfo } from './account-info.js';
+import { accountPurge } from './account-purge.js';
 import { consumerCreate } from './consumer-create.js';
 import {
   consumerDelete,
@@ -89,8 +90,4 @@ function clustered(type: string): [Handler, string] {
 
 function templateNames(req: ApiRequest): void {
   ok(req, 'stream_template_names_response', { total: 0, offset: 0, limit: 1024, streams: [] });
-}
-
-function accountPurge(req: ApiRequest): void {
-  ok(req, 'account_purge_response', { initiated: true });
 }

@@ -14,7 +14,7 @@ export function streamDelete(req: ApiRequest): void {
   const jsa = req.jsa;
   deleteStream(jsa, stream).then(
     () => ok(req, type, { success: true }),
-    (err: unknown) => fail(req, type, JsErr.streamCreate(String(err))),
+    (err: unknown) => fail(req, type, JsErr.streamDelete(String(err))),
   );
 }
 
