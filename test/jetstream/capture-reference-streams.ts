@@ -6,22 +6,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../helpers/process.js';
 import { FIXTURES } from './api-client.js';
 import { DOMAIN, DOMAIN_CASES, STREAM_CASES, type StreamCase } from './stream-cases.js';
 import { runStreamCases } from './stream-client.js';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const address = srv.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** nats-server -js on a free port with a fresh store (and the domain, if one is given). */
 async function reference(domain: string): Promise<{ port: number; ref: ChildProcess }> {

@@ -54,6 +54,10 @@ function next(name: string, stream: string, durable: string): StreamCase {
   return { name, subject: `${C}MSG.NEXT.${stream}.${durable}`, body: { batch: 1, no_wait: true } };
 }
 
+/** A create of stream RC (subjects rc.*) with a republish the reference refuses. */
+const badRepublish = (name: string, republish: object): StreamCase =>
+  create(name, { name: 'RC', subjects: ['rc.*'], republish });
+
 const refused = (c: StreamCase): StreamCase => ({ ...c, refusedHere: true });
 
 const ack = (name: string): StreamCase => ({ name, subject: '', body: '+ACK', ackLast: true });
@@ -445,26 +449,10 @@ const republish: StreamCase[] = [
     storage: 'memory',
   }),
   { ...pub('rs mapped', 'rs.ab-cdefgh', 's'), watch: 'outs.>' },
-  create('republish dest with a * token', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o.*' },
-  }),
-  create('republish dest without the wildcard', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o.x' },
-  }),
-  create('republish dest, a wildcard out of range', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o.$2' },
-  }),
-  create('republish dest, an unknown function', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o.{{nope(1)}}' },
-  }),
+  badRepublish('republish dest with a * token', { src: 'rc.*', dest: 'o.*' }),
+  badRepublish('republish dest without the wildcard', { src: 'rc.*', dest: 'o.x' }),
+  badRepublish('republish dest, a wildcard out of range', { src: 'rc.*', dest: 'o.$2' }),
+  badRepublish('republish dest, an unknown function', { src: 'rc.*', dest: 'o.{{nope(1)}}' }),
   create('republish literal to literal', {
     name: 'RL',
     subjects: ['rl.*'],
@@ -487,36 +475,12 @@ const republish: StreamCase[] = [
   }),
   { ...pub('rq outside the source', 'rq.b', 'no'), watch: 'outq' },
   { ...pub('rq inside the source', 'rq.a', 'yes'), watch: 'outq' },
-  create('republish cycle', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'rc.x' },
-  }),
-  create('republish cycle by wildcard', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { dest: '>' },
-  }),
-  create('republish source outside', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'q.*', dest: 'o' },
-  }),
-  create('republish bad mapping', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o.*.*' },
-  }),
-  create('republish no destination', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*' },
-  }),
-  create('republish bad destination', {
-    name: 'RC',
-    subjects: ['rc.*'],
-    republish: { src: 'rc.*', dest: 'o..x' },
-  }),
+  badRepublish('republish cycle', { src: 'rc.*', dest: 'rc.x' }),
+  badRepublish('republish cycle by wildcard', { dest: '>' }),
+  badRepublish('republish source outside', { src: 'q.*', dest: 'o' }),
+  badRepublish('republish bad mapping', { src: 'rc.*', dest: 'o.*.*' }),
+  badRepublish('republish no destination', { src: 'rc.*' }),
+  badRepublish('republish bad destination', { src: 'rc.*', dest: 'o..x' }),
   update('republish change refused', {
     name: 'RP',
     subjects: ['rp.*'],

@@ -34,161 +34,165 @@ async function v3Code(p: Promise<unknown>): Promise<number> {
   throw new Error('expected a JetStream API error');
 }
 
-test('v3: expectations, dedupe, republish, rollups, deny, seal and limits', async () => {
+type V3 = Awaited<ReturnType<typeof connectV3>>;
+
+/** A v3 connection with its JetStream contexts to a fresh embedded JetStream. */
+async function withV3(
+  body: (
+    nc: V3,
+    jsm: Awaited<ReturnType<typeof jetstreamManager>>,
+    js: ReturnType<typeof jetstream>,
+  ) => Promise<void>,
+): Promise<void> {
   await withServer({ jetstream: true }, async (s) => {
     const nc = await connectV3({ servers: `127.0.0.1:${s.port}` });
     try {
-      const jsm = await jetstreamManager(nc);
-      const js = jetstream(nc);
-      await jsm.streams.add({
-        name: 'ORDERS',
-        subjects: ['orders.*'],
-        storage: StorageType.Memory,
-        allow_rollup_hdrs: true,
-        republish: { src: 'orders.*', dest: 'seen.$1' },
-      });
-      const seen = nc.subscribe('seen.>', { max: 1 });
-
-      const first = await js.publish('orders.a', enc.encode('one'), { msgID: 'm1' });
-      assert.deepEqual([first.stream, first.seq, first.duplicate], ['ORDERS', 1, false]);
-      const again = await js.publish('orders.a', enc.encode('one'), { msgID: 'm1' });
-      assert.deepEqual([again.seq, again.duplicate], [1, true]);
-
-      for await (const m of seen) {
-        assert.equal(m.subject, 'seen.a');
-        assert.equal(dec.decode(m.data), 'one');
-        assert.deepEqual(
-          ['Nats-Stream', 'Nats-Subject', 'Nats-Sequence', 'Nats-Last-Sequence'].map((k) =>
-            m.headers?.get(k),
-          ),
-          ['ORDERS', 'orders.a', '1', '0'],
-        );
-      }
-
-      // Each expectation refused with its code, then met.
-      assert.equal(
-        await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { streamName: 'NO' } })),
-        10060,
-      );
-      assert.equal(
-        await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { lastSequence: 9 } })),
-        10071,
-      );
-      assert.equal(
-        await v3Code(
-          js.publish('orders.a', enc.encode('x'), { expect: { lastSubjectSequence: 0 } }),
-        ),
-        10071,
-      );
-      assert.equal(
-        await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { lastMsgID: 'zz' } })),
-        10070,
-      );
-      const met = await js.publish('orders.b', enc.encode('two'), {
-        expect: { streamName: 'ORDERS', lastSequence: 1, lastSubjectSequence: 0, lastMsgID: 'm1' },
-      });
-      assert.equal(met.seq, 2);
-
-      // A roll-up of the subject keeps only the new message on it.
-      await js.publish('orders.a', enc.encode('three'));
-      const h = headersV3();
-      h.set('Nats-Rollup', 'sub');
-      await js.publish('orders.a', enc.encode('rolled'), { headers: h });
-      const info = await jsm.streams.info('ORDERS', { subjects_filter: '>' });
-      assert.deepEqual(info.state.subjects, { 'orders.a': 1, 'orders.b': 1 });
-
-      // Deny delete and purge, then seal: what each refuses.
-      const cfg = info.config;
-      const denied = await jsm.streams.update('ORDERS', {
-        ...cfg,
-        allow_rollup_hdrs: false,
-        deny_delete: true,
-        deny_purge: true,
-      });
-      assert.equal(await v3Code(jsm.streams.deleteMessage('ORDERS', 1)), 10057);
-      assert.equal(await v3Code(jsm.streams.purge('ORDERS')), 10110);
-      // The client's update type leaves sealed out; the server takes it.
-      const seal: Partial<typeof cfg> = { ...denied.config, sealed: true };
-      const unseal: Partial<typeof cfg> = { ...denied.config, sealed: false };
-      const sealed = await jsm.streams.update('ORDERS', seal);
-      assert.deepEqual(
-        [sealed.config.sealed, sealed.config.deny_delete, sealed.config.allow_rollup_hdrs],
-        [true, true, false],
-      );
-      assert.equal(await v3Code(js.publish('orders.c', enc.encode('late'))), 10109);
-      assert.equal(await v3Code(jsm.streams.update('ORDERS', unseal)), 10052);
-
-      // Limits: discard new refuses past max_msgs, max_msg_size refuses large messages.
-      await jsm.streams.add({
-        name: 'LIMITED',
-        subjects: ['lim'],
-        storage: StorageType.Memory,
-        max_msgs: 1,
-        max_msg_size: 8,
-        discard: DiscardPolicy.New,
-      });
-      await js.publish('lim', enc.encode('ok'));
-      assert.equal(await v3Code(js.publish('lim', enc.encode('full'))), 10077);
-      assert.equal(await v3Code(js.publish('lim', enc.encode('far too large'))), 10054);
+      await body(nc, await jetstreamManager(nc), jetstream(nc));
     } finally {
       await nc.close();
     }
   });
+}
+
+test('v3: expectations, dedupe, republish, rollups, deny, seal and limits', async () => {
+  await withV3(async (nc, jsm, js) => {
+    await jsm.streams.add({
+      name: 'ORDERS',
+      subjects: ['orders.*'],
+      storage: StorageType.Memory,
+      allow_rollup_hdrs: true,
+      republish: { src: 'orders.*', dest: 'seen.$1' },
+    });
+    const seen = nc.subscribe('seen.>', { max: 1 });
+
+    const first = await js.publish('orders.a', enc.encode('one'), { msgID: 'm1' });
+    assert.deepEqual([first.stream, first.seq, first.duplicate], ['ORDERS', 1, false]);
+    const again = await js.publish('orders.a', enc.encode('one'), { msgID: 'm1' });
+    assert.deepEqual([again.seq, again.duplicate], [1, true]);
+
+    for await (const m of seen) {
+      assert.equal(m.subject, 'seen.a');
+      assert.equal(dec.decode(m.data), 'one');
+      assert.deepEqual(
+        ['Nats-Stream', 'Nats-Subject', 'Nats-Sequence', 'Nats-Last-Sequence'].map((k) =>
+          m.headers?.get(k),
+        ),
+        ['ORDERS', 'orders.a', '1', '0'],
+      );
+    }
+
+    // Each expectation refused with its code, then met.
+    assert.equal(
+      await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { streamName: 'NO' } })),
+      10060,
+    );
+    assert.equal(
+      await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { lastSequence: 9 } })),
+      10071,
+    );
+    assert.equal(
+      await v3Code(js.publish('orders.a', enc.encode('x'), { expect: { lastSubjectSequence: 0 } })),
+      10071,
+    );
+    assert.equal(
+      await v3Code(js.publish('orders.b', enc.encode('x'), { expect: { lastMsgID: 'zz' } })),
+      10070,
+    );
+    const met = await js.publish('orders.b', enc.encode('two'), {
+      expect: { streamName: 'ORDERS', lastSequence: 1, lastSubjectSequence: 0, lastMsgID: 'm1' },
+    });
+    assert.equal(met.seq, 2);
+
+    // A roll-up of the subject keeps only the new message on it.
+    await js.publish('orders.a', enc.encode('three'));
+    const h = headersV3();
+    h.set('Nats-Rollup', 'sub');
+    await js.publish('orders.a', enc.encode('rolled'), { headers: h });
+    const info = await jsm.streams.info('ORDERS', { subjects_filter: '>' });
+    assert.deepEqual(info.state.subjects, { 'orders.a': 1, 'orders.b': 1 });
+
+    // Deny delete and purge, then seal: what each refuses.
+    const cfg = info.config;
+    const denied = await jsm.streams.update('ORDERS', {
+      ...cfg,
+      allow_rollup_hdrs: false,
+      deny_delete: true,
+      deny_purge: true,
+    });
+    assert.equal(await v3Code(jsm.streams.deleteMessage('ORDERS', 1)), 10057);
+    assert.equal(await v3Code(jsm.streams.purge('ORDERS')), 10110);
+    // The client's update type leaves sealed out; the server takes it.
+    const seal: Partial<typeof cfg> = { ...denied.config, sealed: true };
+    const unseal: Partial<typeof cfg> = { ...denied.config, sealed: false };
+    const sealed = await jsm.streams.update('ORDERS', seal);
+    assert.deepEqual(
+      [sealed.config.sealed, sealed.config.deny_delete, sealed.config.allow_rollup_hdrs],
+      [true, true, false],
+    );
+    assert.equal(await v3Code(js.publish('orders.c', enc.encode('late'))), 10109);
+    assert.equal(await v3Code(jsm.streams.update('ORDERS', unseal)), 10052);
+
+    // Limits: discard new refuses past max_msgs, max_msg_size refuses large messages.
+    await jsm.streams.add({
+      name: 'LIMITED',
+      subjects: ['lim'],
+      storage: StorageType.Memory,
+      max_msgs: 1,
+      max_msg_size: 8,
+      discard: DiscardPolicy.New,
+    });
+    await js.publish('lim', enc.encode('ok'));
+    assert.equal(await v3Code(js.publish('lim', enc.encode('full'))), 10077);
+    assert.equal(await v3Code(js.publish('lim', enc.encode('far too large'))), 10054);
+  });
 });
 
 test('v3: workqueue and interest retention keep what their consumers have not acked', async () => {
-  await withServer({ jetstream: true }, async (s) => {
-    const nc = await connectV3({ servers: `127.0.0.1:${s.port}` });
-    try {
-      const jsm = await jetstreamManager(nc);
-      const js = jetstream(nc);
-      await jsm.streams.add({
-        name: 'JOBS',
-        subjects: ['jobs.*'],
-        retention: RetentionPolicy.Workqueue,
-      });
-      await jsm.consumers.add('JOBS', {
-        durable_name: 'a',
-        ack_policy: AckPolicyV3.Explicit,
-        filter_subject: 'jobs.a',
-      });
-      // Workqueue consumers may not overlap, and must ack explicitly.
-      assert.equal(
-        await v3Code(
-          jsm.consumers.add('JOBS', { durable_name: 'b', ack_policy: AckPolicyV3.Explicit }),
-        ),
-        10099,
-      );
-      assert.equal(
-        await v3Code(
-          jsm.consumers.add('JOBS', {
-            durable_name: 'n',
-            ack_policy: AckPolicyV3.None,
-            filter_subject: 'jobs.n',
-          }),
-        ),
-        10084,
-      );
-      await js.publish('jobs.a', enc.encode('work'));
-      const c = await js.consumers.get('JOBS', 'a');
-      const m = await c.next({ expires: 2000 });
-      assert.equal(m === null ? '' : dec.decode(m.data), 'work');
-      assert.equal(await m?.ackAck(), true);
-      assert.equal((await jsm.streams.info('JOBS')).state.messages, 0);
+  await withV3(async (_nc, jsm, js) => {
+    await jsm.streams.add({
+      name: 'JOBS',
+      subjects: ['jobs.*'],
+      retention: RetentionPolicy.Workqueue,
+    });
+    await jsm.consumers.add('JOBS', {
+      durable_name: 'a',
+      ack_policy: AckPolicyV3.Explicit,
+      filter_subject: 'jobs.a',
+    });
+    // Workqueue consumers may not overlap, and must ack explicitly.
+    assert.equal(
+      await v3Code(
+        jsm.consumers.add('JOBS', { durable_name: 'b', ack_policy: AckPolicyV3.Explicit }),
+      ),
+      10099,
+    );
+    assert.equal(
+      await v3Code(
+        jsm.consumers.add('JOBS', {
+          durable_name: 'n',
+          ack_policy: AckPolicyV3.None,
+          filter_subject: 'jobs.n',
+        }),
+      ),
+      10084,
+    );
+    await js.publish('jobs.a', enc.encode('work'));
+    const c = await js.consumers.get('JOBS', 'a');
+    const m = await c.next({ expires: 2000 });
+    assert.equal(m === null ? '' : dec.decode(m.data), 'work');
+    assert.equal(await m?.ackAck(), true);
+    assert.equal((await jsm.streams.info('JOBS')).state.messages, 0);
 
-      await jsm.streams.add({
-        name: 'NEWS',
-        subjects: ['news'],
-        retention: RetentionPolicy.Interest,
-        storage: StorageType.Memory,
-      });
-      // Nobody is interested yet: the sequence is used, nothing is kept.
-      assert.equal((await js.publish('news', enc.encode('unheard'))).seq, 1);
-      const st = (await jsm.streams.info('NEWS')).state;
-      assert.deepEqual([st.messages, st.last_seq], [0, 1]);
-    } finally {
-      await nc.close();
-    }
+    await jsm.streams.add({
+      name: 'NEWS',
+      subjects: ['news'],
+      retention: RetentionPolicy.Interest,
+      storage: StorageType.Memory,
+    });
+    // Nobody is interested yet: the sequence is used, nothing is kept.
+    assert.equal((await js.publish('news', enc.encode('unheard'))).seq, 1);
+    const st = (await jsm.streams.info('NEWS')).state;
+    assert.deepEqual([st.messages, st.last_seq], [0, 1]);
   });
 });
 
