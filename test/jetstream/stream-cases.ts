@@ -504,6 +504,11 @@ const retention: StreamCase[] = [
   create('workqueue', { name: 'WQ', subjects: ['wq.*'], retention: 'workqueue' }),
   consumer('wq ack none refused', 'WQ', 'n', { ack_policy: 'none' }),
   consumer('wq ack all refused', 'WQ', 'n', { ack_policy: 'all' }),
+  consumer('wq deliver last refused', 'WQ', 'n', {
+    ack_policy: 'explicit',
+    filter_subject: 'wq.n',
+    deliver_policy: 'last',
+  }),
   consumer('wq first', 'WQ', 'a', { ack_policy: 'explicit', filter_subject: 'wq.a' }),
   consumer('wq same filter', 'WQ', 'b', { ack_policy: 'explicit', filter_subject: 'wq.a' }),
   consumer('wq wildcard over it', 'WQ', 'b', { ack_policy: 'explicit', filter_subject: 'wq.*' }),
