@@ -309,6 +309,8 @@ const dedupe: StreamCase[] = [
   create('no_ack', { name: 'NA', subjects: ['na'], no_ack: true }),
   { ...pub('no_ack publish', 'na'), noReply: true },
   req('no_ack info', 'INFO', 'NA'),
+  update('no_ack sealed', { name: 'NA', subjects: ['na'], no_ack: true, sealed: true }),
+  pub('a sealed no_ack stream answers a publish', 'na'),
 ];
 
 const rollups: StreamCase[] = [
