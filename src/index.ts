@@ -133,6 +133,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     // Loaded only when asked for, as the streaming layer: JetStream off costs nothing.
     const { startJetStream } = await import('./jetstream/attach.js');
     const jsOptions = jetstreamOptions === true ? {} : jetstreamOptions;
+    server.jetstreamRequested = true;
     server.onStart(async () => {
       jetstream = await startJetStream(server, jsOptions);
     });

@@ -430,42 +430,62 @@ export function parseAccounts(v: ConfValue): Record<string, AccountConfig> {
   return out;
 }
 
-/** An account's `jetstream`: enabled/disabled, or `{max_mem, max_file, max_streams, max_consumers}`. */
+/** The limit an account's `jetstream` map sets with each key, as the reference names them. */
+const ACCOUNT_JS_KEYS: Readonly<Record<string, keyof Exclude<AccountJetStream, boolean>>> = {
+  max_memory: 'maxMemory',
+  max_mem: 'maxMemory',
+  mem: 'maxMemory',
+  memory: 'maxMemory',
+  max_store: 'maxStore',
+  max_file: 'maxStore',
+  max_disk: 'maxStore',
+  store: 'maxStore',
+  disk: 'maxStore',
+  max_streams: 'maxStreams',
+  streams: 'maxStreams',
+  max_consumers: 'maxConsumers',
+  consumers: 'maxConsumers',
+  max_bytes_required: 'maxBytesRequired',
+  max_stream_bytes: 'maxBytesRequired',
+  max_bytes: 'maxBytesRequired',
+  mem_max_stream_bytes: 'memoryMaxStreamBytes',
+  memory_max_stream_bytes: 'memoryMaxStreamBytes',
+  disk_max_stream_bytes: 'storeMaxStreamBytes',
+  store_max_stream_bytes: 'storeMaxStreamBytes',
+  max_ack_pending: 'maxAckPending',
+};
+
+/** A value as Go's %v prints it in the reference's messages. */
+function goValue(v: ConfValue): string {
+  return v.kind === 'map' || v.kind === 'array' ? kind(v) : String(v.value);
+}
+
+/**
+ * An account's `jetstream`: enabled/disabled, or limits (`max_mem`, `max_file`,
+ * `max_streams`, `max_consumers`, `max_ack_pending`, `memory_max_stream_bytes`,
+ * `store_max_stream_bytes`, `max_bytes_required` and the reference's other names for them).
+ */
 function parseAccountJetStream(v: ConfValue): AccountJetStream {
   if (v.kind === 'bool') return v.value;
   if (v.kind === 'string') {
     const w = v.value.toLowerCase();
-    if (w === 'enabled' || w === 'enable' || w === 'true') return true;
-    if (w === 'disabled' || w === 'disable' || w === 'false') return false;
-    fail(v, `jetstream: expected enabled or disabled, got "${v.value}"`);
+    if (w === 'enabled' || w === 'enable') return true;
+    if (w === 'disabled' || w === 'disable') return false;
+    fail(v, `Expected 'enabled' or 'disabled' for string value, got '${v.value}'`);
   }
   const m = map(v, 'jetstream');
-  const limits: {
-    maxMemory?: number;
-    maxStore?: number;
-    maxStreams?: number;
-    maxConsumers?: number;
-  } = {};
+  const limits: Record<string, number | boolean> = {};
   for (const f of entries(m)) {
-    if (f.value.kind !== 'int') fail(f, `jetstream.${f.key}: expected an integer`);
-    const n = (f.value as { value: number }).value;
-    switch (f.key.toLowerCase()) {
-      case 'max_mem':
-      case 'max_memory':
-        limits.maxMemory = n;
-        break;
-      case 'max_file':
-      case 'max_store':
-        limits.maxStore = n;
-        break;
-      case 'max_streams':
-        limits.maxStreams = n;
-        break;
-      case 'max_consumers':
-        limits.maxConsumers = n;
-        break;
-      default:
-        unknown(f, 'jetstream');
+    const field = ACCOUNT_JS_KEYS[f.key.toLowerCase()];
+    if (field === undefined) unknown(f, 'jetstream');
+    else if (field === 'maxBytesRequired') {
+      if (f.value.kind !== 'bool')
+        fail(f, `Expected a parseable bool for "${f.key}", got ${goValue(f.value)}`);
+      limits[field] = f.value.value;
+    } else {
+      if (f.value.kind !== 'int')
+        fail(f, `Expected a parseable size for "${f.key}", got ${goValue(f.value)}`);
+      limits[field] = f.value.value;
     }
   }
   return limits;

@@ -4,6 +4,7 @@
 // directly: `startServer({ security: { users: [{ user: 'a', password: 'b' }] } })`.
 
 import type { ExportConfig, ImportConfig } from './accounts.js';
+import type { AccountJetStreamSetting } from '../server/account.js';
 import type { TlsOptions } from './tls.js';
 import type { UserConfig } from './users.js';
 
@@ -23,14 +24,7 @@ export interface AccountConfig {
   readonly jetstream?: AccountJetStream;
 }
 
-export type AccountJetStream =
-  | boolean
-  | {
-      readonly maxMemory?: number;
-      readonly maxStore?: number;
-      readonly maxStreams?: number;
-      readonly maxConsumers?: number;
-    };
+export type AccountJetStream = AccountJetStreamSetting;
 
 export interface SecurityOptions {
   /** `--auth` / `authorization { token }`: plain or bcrypt. */

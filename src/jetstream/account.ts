@@ -6,14 +6,15 @@ import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
 import type { Subscription } from '../server/subscription.js';
-import { subjectMatches } from '../subjects/validate.js';
 import { AckTap } from './ack-tap.js';
 import { dispatchApi } from './api/router.js';
 import { recoverStreams } from './recover.js';
+import { attachTemplateStreams, recoverTemplates, type StreamTemplate } from './templates.js';
 import type { ApiBody } from './api/response.js';
 import type { JetStream } from './jetstream.js';
 import type { JsAccountLimits } from './options.js';
 import type { Stream, StreamHost } from './stream.js';
+import type { MaxBytesRule } from './stream-config.js';
 import type { StorageType, StreamStoreProvider } from './storage/types.js';
 import { goJson } from './json.js';
 import { openProvider } from './storage/open.js';
@@ -37,6 +38,7 @@ export interface InterestWaiter {
 export class JsAccount implements StreamHost {
   readonly client: Client;
   readonly streams = new Map<string, Stream>();
+  readonly templates = new Map<string, StreamTemplate>();
   memoryUsed = 0;
   storeUsed = 0;
   apiTotal = 0;
@@ -69,7 +71,11 @@ export class JsAccount implements StreamHost {
   }
 
   start(): void {
-    if (this.enabled) recoverStreams(this);
+    if (this.enabled) {
+      recoverTemplates(this);
+      recoverStreams(this);
+      attachTemplateStreams(this);
+    }
     if (this.enabled) {
       this.ackTap = new AckTap(this.client, this.streams);
       this.account.addTap(this.ackTap);
@@ -168,6 +174,25 @@ export class JsAccount implements StreamHost {
     return r.psubs.length > 0 || r.qsubs.length > 0;
   }
 
+  /**
+   * Whether a push consumer's deliver subject has a listener, as the reference's
+   * registerNotification decides it: a subscription on exactly that subject (with the
+   * deliver group as its queue when there is one). A wildcard subscription that happens
+   * to match (a `>` tap, a muxed inbox) neither binds the consumer nor takes its messages.
+   */
+  hasDeliveryInterest(subject: string, group: string): boolean {
+    const r = this.account.sublist.match(subject);
+    if (group === '') {
+      for (const sub of r.psubs) if (sub.subject === subject) return true;
+      return false;
+    }
+    for (const members of r.qsubs) {
+      const first = members[0];
+      if (first !== undefined && first.subject === subject && first.queue === group) return true;
+    }
+    return false;
+  }
+
   awaitInterest(w: InterestWaiter): void {
     this.awaiting.add(w);
   }
@@ -179,7 +204,7 @@ export class JsAccount implements StreamHost {
   /** A subscription on `subject` came: wakes the consumers it delivers to. */
   interestAppeared(subject: string): void {
     for (const w of [...this.awaiting]) {
-      if (subjectMatches(w.deliverSubject, subject)) {
+      if (w.deliverSubject === subject) {
         this.awaiting.delete(w);
         w.interestAppeared();
       }
@@ -194,6 +219,8 @@ export class JsAccount implements StreamHost {
       timestamp: rfc3339Nano(nowNs()),
     };
     for (const k of Object.keys(body)) if (k !== 'type') o[k] = body[k];
+    // Every advisory and metric of the reference ends with its domain (omitempty).
+    if (this.domain !== '') o.domain = this.domain;
     this.publish(subject, null, null, Buffer.from(goJson(o)));
   }
 
@@ -214,12 +241,23 @@ export class JsAccount implements StreamHost {
     this.js.server.logger.warn(`JetStream: ${text}`);
   }
 
+  /** The account's rule on a stream's max_bytes for `storage`. */
+  maxBytesRule(storage: StorageType): MaxBytesRule {
+    const l = this.limits;
+    const limit = storage === 'memory' ? l.memoryMaxStreamBytes : l.storeMaxStreamBytes;
+    return { required: l.maxBytesRequired, limit };
+  }
+
   limitsExceeded(storage: 'memory' | 'file', size: number): boolean {
     const l = this.limits;
+    // As the reference, the per-stream byte limits also bound the account's whole usage.
     if (storage === 'memory') {
+      const m = l.memoryMaxStreamBytes;
+      if (m > 0 && this.memoryUsed + size > m) return true;
       if (l.maxMemory >= 0 && this.memoryUsed + size > l.maxMemory) return true;
       return this.js.memoryUsed() + size > this.js.maxMemory;
     }
+    if (l.storeMaxStreamBytes > 0 && this.storeUsed + size > l.storeMaxStreamBytes) return true;
     if (l.maxStore >= 0 && this.storeUsed + size > l.maxStore) return true;
     return this.js.storeUsed() + size > this.js.maxStore;
   }
@@ -279,6 +317,8 @@ export class JsAccount implements StreamHost {
     if (this.domainSub !== null) this.client.removeSubscription(this.domainSub);
     this.apiSub = null;
     this.domainSub = null;
+    for (const t of this.templates.values()) t.unsubscribe();
+    this.templates.clear();
     for (const s of this.streams.values()) {
       await s.stop();
       await s.store.stop();

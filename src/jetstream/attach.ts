@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Server } from '../server/server.js';
 import { DirLock } from '../durable/dir-lock.js';
 import { JetStream } from './jetstream.js';
-import { defaultJetStreamOptions, type JetStreamOptions } from './options.js';
+import { defaultJetStreamOptions, domainProblem, type JetStreamOptions } from './options.js';
 
 export async function startJetStream(
   server: Server,
@@ -18,6 +18,8 @@ export async function startJetStream(
   for (const [k, v] of Object.entries(options) as [string, unknown][]) {
     if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
   }
+  const problem = domainProblem(o.domain);
+  if (problem !== null) throw new Error(problem);
   const lock = o.storeDir === '' ? null : await lockStoreDir(server, o.storeDir);
   const js = new JetStream(server, o);
   banner(server, js);
@@ -37,8 +39,10 @@ export async function startJetStream(
     },
   });
   server.onShutdown(async () => {
+    server.logger.info('Initiating JetStream Shutdown...');
     await js.stop();
     await lock?.release();
+    server.logger.info('JetStream Shutdown');
   });
   return js;
 }

@@ -102,13 +102,19 @@ export function decodeConsumerConfig(f: JsonFields): ConsumerConfig | null {
   return f.ok ? cfg : null;
 }
 
-export function setConsumerDefaults(cfg: ConsumerConfig): void {
+/** The reference's setConsumerConfigDefaults; `accountMaxAckPending` lowers max_ack_pending's default. */
+export function setConsumerDefaults(cfg: ConsumerConfig, accountMaxAckPending = -1): void {
   const acks = cfg.ackPolicy === 'explicit' || cfg.ackPolicy === 'all';
   if (cfg.deliverSubject === '' && cfg.maxWaiting === 0) cfg.maxWaiting = WAIT_QUEUE_DEFAULT_MAX;
   if (cfg.ackWait === 0 && acks) cfg.ackWait = ACK_WAIT_DEFAULT;
   if (cfg.maxDeliver === 0) cfg.maxDeliver = -1;
   if (cfg.backoff.length > 0) cfg.ackWait = cfg.backoff[0]!;
-  if (acks && cfg.maxAckPending === 0) cfg.maxAckPending = MAX_ACK_PENDING_DEFAULT;
+  if (acks && cfg.maxAckPending === 0) {
+    cfg.maxAckPending =
+      accountMaxAckPending > 0 && accountMaxAckPending < MAX_ACK_PENDING_DEFAULT
+        ? accountMaxAckPending
+        : MAX_ACK_PENDING_DEFAULT;
+  }
 }
 
 function validFilter(filter: string, subjects: readonly string[]): boolean {

@@ -55,9 +55,12 @@ export function addConsumer(
   cfg: ConsumerConfig,
   recovered: RecoveredConsumer | null = null,
 ): Consumer | ApiError {
-  setConsumerDefaults(cfg);
+  setConsumerDefaults(cfg, jsa.limits.maxAckPending);
   const problem = checkConsumerConfig(cfg, stream.cfg);
   if (problem !== null) return problem;
+  const maxAckPending = jsa.limits.maxAckPending;
+  if (maxAckPending > 0 && cfg.maxAckPending > maxAckPending)
+    return JsErr.consumerMaxPendingAckExcess(maxAckPending);
   if (cfg.durable !== '' && !isValidName(cfg.durable)) return JsErr.consumerBadDurableName();
   const wanted = cfg.durable !== '' ? cfg.durable : cfg.name;
   if (wanted !== '') {

@@ -21,6 +21,7 @@ import {
   parseAckSubject,
 } from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
+import { goJsonCheck, goTypeError, type GoFieldType } from './go-json.js';
 import { PullQueue, type PullRequest } from './pull-queue.js';
 
 interface Pending {
@@ -282,7 +283,7 @@ export class Consumer implements StreamConsumer {
       let req: PullRequest | undefined;
       if (push) {
         if (this.fcReply !== '') return sent;
-        if (!this.host.hasInterest(cfg.deliverSubject)) {
+        if (!this.host.hasDeliveryInterest(cfg.deliverSubject, cfg.deliverGroup)) {
           this.awaitInterest();
           return sent;
         }
@@ -733,7 +734,7 @@ export class Consumer implements StreamConsumer {
         this.ack(sseq, dseq);
         break;
       case '-NAK':
-        this.nak(sseq, body.toString('latin1', start + 4, end).trim());
+        this.nak(sseq, dseq, body.toString('latin1', start + 4, end).trim());
         break;
       case '+WPI':
         this.progress(sseq);
@@ -804,7 +805,6 @@ export class Consumer implements StreamConsumer {
       ack_time: Math.max(0, nowNs() - p.ts),
       deliveries: p.dc,
     };
-    if (this.host.domain !== '') body.domain = this.host.domain;
     this.host.advisory(`$JS.EVENT.METRIC.CONSUMER.ACK.${this.stream.name}.${this.name}`, body);
   }
 
@@ -853,9 +853,17 @@ export class Consumer implements StreamConsumer {
     this.adflr = p === undefined ? allConsumer : p.dseq - 1;
   }
 
-  private nak(sseq: number, args: string): void {
+  private nak(sseq: number, dseq: number, args: string): void {
     const p = this.pending.get(sseq);
     if (p === undefined) return;
+    this.host.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.${this.stream.name}.${this.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.nak',
+      stream: this.stream.name,
+      consumer: this.name,
+      consumer_seq: dseq,
+      stream_seq: sseq,
+      deliveries: p.dc,
+    });
     let delayNs = 0;
     if (args.startsWith('{')) {
       try {
@@ -1005,7 +1013,7 @@ export class Consumer implements StreamConsumer {
       this.inactiveTimer = null;
       if (this.closed) return;
       const active = this.isPush
-        ? this.host.hasInterest(this.cfg.deliverSubject)
+        ? this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
         : this.waiting.size > 0;
       if (active || this.activeSinceArmed) this.armInactive();
       else this.onInactive(this);
@@ -1031,7 +1039,8 @@ export class Consumer implements StreamConsumer {
       num_redelivered: this.rdc.size,
       num_waiting: this.waiting.size,
       num_pending: this.npc,
-      ...(this.isPush && this.host.hasInterest(this.cfg.deliverSubject)
+      ...(this.isPush &&
+      this.host.hasDeliveryInterest(this.cfg.deliverSubject, this.cfg.deliverGroup)
         ? { push_bound: true }
         : {}),
     };
@@ -1117,6 +1126,15 @@ function randomToken(): string {
   return Math.random().toString(36).substring(2, 10);
 }
 
+/** The JSON fields of the reference's JSApiConsumerGetNextRequest and their Go types. */
+const NEXT_REQUEST_FIELDS: Readonly<Record<string, GoFieldType>> = {
+  expires: 'time.Duration',
+  batch: 'int',
+  max_bytes: 'int',
+  no_wait: 'bool',
+  idle_heartbeat: 'time.Duration',
+};
+
 interface NextRequest {
   batch: number;
   expiresNs: number;
@@ -1131,24 +1149,24 @@ function parseNextRequest(body: Buffer): NextRequest | string {
   const r: NextRequest = { batch: 1, expiresNs: 0, maxBytes: 0, noWait: false, hbNs: 0 };
   if (text === '') return r;
   if (text.startsWith('{')) {
-    let o: unknown;
-    try {
-      o = JSON.parse(text);
-    } catch (err) {
-      return (err as Error).message;
+    // Go's json.Unmarshal into JSApiConsumerGetNextRequest, with its error texts.
+    const members = goJsonCheck(Buffer.from(text, 'utf8'));
+    if (typeof members === 'string') return members;
+    const typeError = goTypeError(members, 'JSApiConsumerGetNextRequest', NEXT_REQUEST_FIELDS);
+    if (typeError !== null) return typeError;
+    const v: Record<string, unknown> = {};
+    for (const m of members) {
+      const name = Object.keys(NEXT_REQUEST_FIELDS).find(
+        (f) => f.toLowerCase() === m.key.toLowerCase(),
+      );
+      // null leaves a field as it was, as in Go.
+      if (name !== undefined && m.raw !== 'null') v[name] = JSON.parse(m.raw);
     }
-    if (typeof o !== 'object' || o === null) return 'invalid request';
-    const v = o as Record<string, unknown>;
-    const int = (x: unknown): number | null =>
-      x === undefined || x === null ? 0 : typeof x === 'number' && Number.isInteger(x) ? x : null;
+    const int = (x: unknown): number => (typeof x === 'number' ? x : 0);
     const batch = int(v.batch);
     const expires = int(v.expires);
     const maxBytes = int(v.max_bytes);
     const hb = int(v.idle_heartbeat);
-    if (batch === null || expires === null || maxBytes === null || hb === null)
-      return 'json: cannot unmarshal value into Go struct field';
-    if (v.no_wait !== undefined && v.no_wait !== null && typeof v.no_wait !== 'boolean')
-      return 'json: cannot unmarshal value into Go struct field';
     if (hb > 0 && hb * 2 > expires) return 'heartbeat value too large';
     r.batch = batch;
     r.expiresNs = expires;

@@ -27,6 +27,17 @@ export const JsErr = {
   streamCreate: (err: string) => e(500, 10049, err),
   streamUpdate: (err: string) => e(500, 10069, err),
   streamDelete: (err: string) => e(500, 10050, err),
+  streamTemplateCreate: (err: string) => e(500, 10066, err),
+  streamTemplateDelete: (err: string) => e(500, 10067, err),
+  streamTemplateNotFound: () => e(404, 10068, 'template not found'),
+  templateNameNotMatchSubject: () =>
+    e(400, 10073, 'template name in subject does not match request'),
+  streamMaxBytesRequired: () =>
+    e(400, 10113, 'account requires a stream config to have max bytes set'),
+  streamMaxStreamBytesExceeded: () =>
+    e(400, 10122, 'stream max bytes exceeds account limit max stream bytes'),
+  consumerMaxPendingAckExcess: (limit: number) =>
+    e(400, 10121, `consumer max ack pending exceeds system limit of ${limit}`),
   streamPathSeparators: () => e(400, 10128, 'Stream name can not contain path separators'),
   streamSealed: () => e(400, 10109, 'invalid operation on sealed stream'),
   streamMsgDeleteFailed: (err: string) => e(500, 10057, err),

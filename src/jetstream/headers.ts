@@ -71,5 +71,6 @@ export function headersOnly(
 
 /** A status-only header block, e.g. `NATS/1.0 404 No Messages\r\n\r\n`, with extra headers. */
 export function statusHeader(status: string, extra = ''): Buffer {
-  return Buffer.from(`NATS/1.0 ${status}\r\n${extra}\r\n`, 'latin1');
+  // UTF-8, as Go writes its strings: a Go error text may quote a non-ASCII character.
+  return Buffer.from(`NATS/1.0 ${status}\r\n${extra}\r\n`, 'utf8');
 }

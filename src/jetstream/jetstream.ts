@@ -39,11 +39,21 @@ function limitsOf(account: Account, configured: boolean): JsAccountLimits | null
     maxStore: setting.maxStore ?? -1,
     maxStreams: setting.maxStreams ?? -1,
     maxConsumers: setting.maxConsumers ?? -1,
+    maxAckPending: setting.maxAckPending ?? -1,
+    memoryMaxStreamBytes: setting.memoryMaxStreamBytes ?? -1,
+    storeMaxStreamBytes: setting.storeMaxStreamBytes ?? -1,
+    maxBytesRequired: setting.maxBytesRequired ?? false,
   };
 }
 
 export class JetStream {
   readonly accounts = new Map<string, JsAccount>();
+  /**
+   * The accounts' values, kept beside the map: every stored message's limits check sums
+   * their usage (memoryUsed, storeUsed), and an index loop is what a fresh server
+   * compiles on its publish path in place of a Map iterator.
+   */
+  private accountList: JsAccount[] = [];
   /** Accounts without JetStream, which only answer that they have none. */
   private readonly disabled = new Map<string, JsAccount>();
   readonly maxMemory: number;
@@ -80,6 +90,7 @@ export class JetStream {
     if (jsa === undefined) {
       jsa = new JsAccount(this, account, { ...limits });
       this.accounts.set(account.name, jsa);
+      this.accountList.push(jsa);
       jsa.start();
     }
     return jsa;
@@ -132,6 +143,7 @@ export class JetStream {
         leaving.push(jsa);
       }
     }
+    this.accountList = [...this.accounts.values()];
     for (const jsa of leaving) await jsa.stop();
     this.enableAccounts();
   }
@@ -141,14 +153,16 @@ export class JetStream {
   }
 
   memoryUsed(): number {
+    const list = this.accountList;
     let n = 0;
-    for (const a of this.accounts.values()) n += a.memoryUsed;
+    for (let i = 0; i < list.length; i++) n += list[i]!.memoryUsed;
     return n;
   }
 
   storeUsed(): number {
+    const list = this.accountList;
     let n = 0;
-    for (const a of this.accounts.values()) n += a.storeUsed;
+    for (let i = 0; i < list.length; i++) n += list[i]!.storeUsed;
     return n;
   }
 

@@ -3,6 +3,7 @@
 // value of the wrong type (a string for a number, 1.5 for an integer, -1 for an unsigned
 // one, a number past its type's range) fails the whole request with "invalid JSON".
 
+import { goEscapes } from '../monitor/format.js';
 import { parseRfc3339 } from './time.js';
 
 export class JsonFields {
@@ -119,25 +120,11 @@ export class JsonFields {
   }
 }
 
-/** What Go's encoding/json writes differently from JSON.stringify (see goJson). */
-const GO_DIFFERS = /[<>&\u2028\u2029]|\\[bf]/;
-/** Escapes (consumed whole, so `\\b` stays an escaped backslash) and the characters Go escapes. */
-const GO_TOKENS = /\\[\s\S]|[<>&\u2028\u2029]/g;
-
-function goToken(t: string): string {
-  if (t === '\\b') return '\\u0008';
-  if (t === '\\f') return '\\u000c';
-  if (t.length === 2) return t;
-  return '\\u' + t.charCodeAt(0).toString(16).padStart(4, '0');
-}
-
 /**
  * JSON as the reference's encoding/json (Go 1.19) writes it: `<`, `>`, `&`, U+2028 and
  * U+2029 as \u escapes (so a stream's `a.>` goes out as `a.\u003e`), and backspace and
- * form feed as \u0008 and \u000c. JSON.stringify writes these characters only inside
- * strings, so the rewrite never touches the structure; most texts need none.
+ * form feed as \u0008 and \u000c.
  */
 export function goJson(value: unknown): string {
-  const s = JSON.stringify(value);
-  return GO_DIFFERS.test(s) ? s.replace(GO_TOKENS, goToken) : s;
+  return goEscapes(JSON.stringify(value));
 }

@@ -5,6 +5,7 @@ import type { JsAccount } from './account.js';
 import type { JetStream } from './jetstream.js';
 import { Consumer } from './consumer.js';
 import { rfc3339Nano } from './time.js';
+import { queryBool, queryInt } from '../monitor/query.js';
 
 /** uint64 -1, as the reference writes an unlimited reservation: 2^64 as a double prints as 18446744073709552000, which the monitor patches to the exact digits. */
 const UNLIMITED = 2 ** 64;
@@ -56,8 +57,9 @@ function accountDetail(
     ha_assets: 0,
     api: { total: a.apiTotal, errors: a.apiErrors },
   };
-  if (streams) {
-    const list = [...a.streams.values()].sort((x, y) => (x.name < y.name ? -1 : 1));
+  const list = streams ? [...a.streams.values()].sort((x, y) => (x.name < y.name ? -1 : 1)) : [];
+  // Go's omitempty: no stream_detail without streams.
+  if (list.length > 0) {
     o.stream_detail = list.map((s) => {
       const info = s.infoJson();
       const d: Record<string, unknown> = {
@@ -67,14 +69,16 @@ function accountDetail(
       };
       if (config) d.config = info.config;
       d.state = info.state;
-      if (consumers) {
-        d.consumer_detail = [...s.consumers.values()]
-          .filter((c): c is Consumer => c instanceof Consumer)
-          .map((c) => {
-            const ci = c.infoJson();
-            if (!config) delete ci.config;
-            return ci;
-          });
+      const shown = consumers
+        ? [...s.consumers.values()].filter((c): c is Consumer => c instanceof Consumer)
+        : [];
+      // Go's omitempty: no consumer_detail for a stream without consumers.
+      if (shown.length > 0) {
+        d.consumer_detail = shown.map((c) => {
+          const ci = c.infoJson();
+          if (!config) delete ci.config;
+          return ci;
+        });
       }
       return d;
     });
@@ -82,9 +86,32 @@ function accountDetail(
   return o;
 }
 
-function flag(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v !== null && v !== 'false' && v !== '0';
+/** The reference's default and its treatment of `limit` (0 is 1024). */
+const JSZ_LIMIT_DEFAULT = 1024;
+
+/**
+ * The accounts /jsz details, as the reference's Jsz picks them: `acc` naming an account
+ * with JetStream gives that one alone; else `accounts` (implied by `streams` and
+ * `consumers`) gives them all, sorted by name when `offset` is set, from `offset` on,
+ * at most `limit`. A negative offset or limit, on which the reference's handler panics,
+ * gives none.
+ */
+function pickAccounts(
+  js: JetStream,
+  acc: string,
+  all: boolean,
+  offset: number,
+  limit: number,
+): JsAccount[] {
+  const named = js.accounts.get(acc);
+  if (named !== undefined) return [named];
+  if (!all || offset < 0 || limit < 0) return [];
+  let list = [...js.accounts.values()];
+  if (offset !== 0) {
+    list.sort((a, b) => (a.account.name < b.account.name ? -1 : 1));
+    list = list.slice(offset);
+  }
+  return list.slice(0, limit === 0 ? JSZ_LIMIT_DEFAULT : limit);
 }
 
 export function jsz(js: JetStream, q: URLSearchParams): Record<string, unknown> {
@@ -103,15 +130,20 @@ export function jsz(js: JetStream, q: URLSearchParams): Record<string, unknown> 
     messages: t.messages,
     bytes: t.bytes,
   };
-  const consumers = flag(q, 'consumers');
-  const streams = consumers || flag(q, 'streams');
-  const accounts = streams || flag(q, 'accounts') || q.has('acc');
-  if (accounts) {
-    const only = q.get('acc') ?? '';
-    o.account_details = [...js.accounts.values()]
-      .filter((a) => only === '' || a.account.name === only)
-      .map((a) => accountDetail(js, a, streams, consumers, flag(q, 'config')));
-  }
+  // Decoded in the reference's order: the first bad value is the 400's text.
+  const accountsFlag = queryBool(q, 'accounts');
+  const streamsFlag = queryBool(q, 'streams');
+  const consumers = queryBool(q, 'consumers');
+  const config = queryBool(q, 'config');
+  const offset = queryInt(q, 'offset');
+  const limit = queryInt(q, 'limit');
+  // leader-only: a single server is always its own leader.
+  queryBool(q, 'leader-only');
+  const streams = consumers || streamsFlag;
+  const picked = pickAccounts(js, q.get('acc') ?? '', streams || accountsFlag, offset, limit);
+  // Go's omitempty: no account_details when none was picked.
+  if (picked.length > 0)
+    o.account_details = picked.map((a) => accountDetail(js, a, streams, consumers, config));
   return o;
 }
 

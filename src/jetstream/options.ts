@@ -2,6 +2,8 @@
 // per-account limits (`jetstream: enabled` or `{max_mem, max_file, max_streams,
 // max_consumers}` in an account).
 
+import { isValidSubject } from '../subjects/validate.js';
+
 export interface JetStreamOptions {
   /** Where file streams live (`<storeDir>/jetstream/<account>/streams/...`); '' for memory only. */
   storeDir: string;
@@ -19,6 +21,13 @@ export interface JsAccountLimits {
   maxStore: number;
   maxStreams: number;
   maxConsumers: number;
+  /** The most a consumer's max_ack_pending may be (and its default when lower than 1000). */
+  maxAckPending: number;
+  /** The most a memory or file stream's max_bytes may be. */
+  memoryMaxStreamBytes: number;
+  storeMaxStreamBytes: number;
+  /** Streams must set max_bytes. */
+  maxBytesRequired: boolean;
 }
 
 export const UNLIMITED_ACCOUNT: Readonly<JsAccountLimits> = {
@@ -26,6 +35,10 @@ export const UNLIMITED_ACCOUNT: Readonly<JsAccountLimits> = {
   maxStore: -1,
   maxStreams: -1,
   maxConsumers: -1,
+  maxAckPending: -1,
+  memoryMaxStreamBytes: -1,
+  storeMaxStreamBytes: -1,
+  maxBytesRequired: false,
 };
 
 export const defaultJetStreamOptions: Readonly<JetStreamOptions> = {
@@ -35,3 +48,13 @@ export const defaultJetStreamOptions: Readonly<JetStreamOptions> = {
   domain: '',
   syncInterval: 2 * 60 * 1000,
 };
+
+/** Why the reference refuses a domain name at start-up (validateJetStreamOptions), or null. */
+export function domainProblem(domain: string): string | null {
+  if (domain === '') return null;
+  const subject = `$JS.${domain}.API.>`;
+  if (!isValidSubject(subject, true))
+    return `invalid domain name: derived ${JSON.stringify(subject)} is not a valid subject`;
+  if (/[.*>]/.test(domain)) return 'invalid domain name: may not contain ., * or >';
+  return null;
+}

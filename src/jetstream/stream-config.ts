@@ -115,8 +115,21 @@ export function decodeStreamConfig(f: JsonFields): StreamConfig | null {
   return f.ok ? cfg : null;
 }
 
-/** The reference's defaults and checks (checkStreamCfg); the completed config or an error. */
-export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError {
+/** An account's rule on a stream's max_bytes (the reference's maxBytesLimits). */
+export interface MaxBytesRule {
+  required: boolean;
+  /** The most max_bytes may be for the stream's storage; -1 or 0 for no limit. */
+  limit: number;
+}
+
+/**
+ * The reference's defaults and checks (checkStreamCfg); the completed config or an error.
+ * `bytes`: the account's rule on max_bytes, checked where the reference checks it.
+ */
+export function checkStreamConfig(
+  input: StreamConfig,
+  bytes: MaxBytesRule | null = null,
+): StreamConfig | ApiError {
   const bad = (text: string): ApiError => JsErr.streamInvalidConfig(text);
   if (!isValidName(input.name))
     return bad("stream name is required and can not contain '.', '*', '>'");
@@ -175,6 +188,10 @@ export function checkStreamConfig(input: StreamConfig): StreamConfig | ApiError 
       if (!isValidStreamSubject(subj)) return bad('invalid subject');
       seen.add(subj);
     }
+  }
+  if (bytes !== null) {
+    if (bytes.required && cfg.maxBytes <= 0) return JsErr.streamMaxBytesRequired();
+    if (bytes.limit > 0 && cfg.maxBytes > bytes.limit) return JsErr.streamMaxStreamBytesExceeded();
   }
   if (cfg.subjects.length > 1) {
     for (const subj of cfg.subjects) {

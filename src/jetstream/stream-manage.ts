@@ -49,7 +49,7 @@ export function addStream(
   jsa: JsAccount,
   input: StreamConfig,
 ): { stream: Stream; created: boolean } | ApiError {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   const unsupported = refuseMirrorsAndSources(cfg);
@@ -63,9 +63,9 @@ export function addStream(
   }
   const limits = streamLimitsCheck(jsa, cfg);
   if (limits !== null) return limits;
-  // Stream templates are not served (the reference's are deprecated): no stream is owned
-  // by one, and the reference's answer for a stream its template does not own is this.
-  if (cfg.templateOwner !== '') return JsErr.streamCreate('stream not owned by template');
+  // A template_owner names a template that made this stream (checkTemplateOwnership).
+  if (cfg.templateOwner !== '' && !ownedByTemplate(jsa, cfg))
+    return JsErr.streamCreate('stream not owned by template');
   if (overlapsOthers(jsa, cfg, '')) return JsErr.streamSubjectOverlap();
   if (cfg.storage === 'file' && jsa.js.files === null && !warnedFileFallback) {
     warnedFileFallback = true;
@@ -91,17 +91,22 @@ export function addStream(
  * stream stores messages from its own server on another goroutine: the state in that
  * answer never holds it (a stream on $JS.EVENT.>). Callers take the state first.
  */
-export function streamCreatedAdvisory(jsa: JsAccount, name: string): void {
-  jsa.advisory(`$JS.EVENT.ADVISORY.STREAM.CREATED.${name}`, {
+export function streamCreatedAdvisory(jsa: JsAccount, cfg: StreamConfig): void {
+  jsa.advisory(`$JS.EVENT.ADVISORY.STREAM.CREATED.${cfg.name}`, {
     type: 'io.nats.jetstream.advisory.v1.stream_action',
-    stream: name,
+    stream: cfg.name,
     action: 'create',
+    ...templateOf(cfg),
   });
+}
+
+function ownedByTemplate(jsa: JsAccount, cfg: StreamConfig): boolean {
+  return jsa.templates.get(cfg.templateOwner)?.streams.includes(cfg.name) === true;
 }
 
 /** The reference's configUpdateCheck, then the update; the stream or an error. */
 export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig): ApiError | null {
-  const checked = checkStreamConfig(input);
+  const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
   const old = stream.cfg;
@@ -159,5 +164,11 @@ export async function deleteStream(jsa: JsAccount, stream: Stream): Promise<void
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: stream.name,
     action: 'delete',
+    ...templateOf(stream.cfg),
   });
+}
+
+/** A stream made by a template names it in its create and delete advisories. */
+function templateOf(cfg: StreamConfig): { template?: string } {
+  return cfg.templateOwner === '' ? {} : { template: cfg.templateOwner };
 }

@@ -12,7 +12,12 @@ import { goJson } from './json.js';
 import { PubAckWriter } from './pub-ack.js';
 import { storeConfigOf, streamConfigJson, type StreamConfig } from './stream-config.js';
 import { SubjectTransform } from '../subjects/transform.js';
-import { StoreError, type StreamState, type StreamStore } from './storage/types.js';
+import {
+  EMPTIED_FIRST_TS,
+  StoreError,
+  type StreamState,
+  type StreamStore,
+} from './storage/types.js';
 import { nowNs, rfc3339Nano } from './time.js';
 
 /** What a stream needs of its account's JetStream: publishing and subscribing in-process. */
@@ -56,8 +61,10 @@ export interface StreamHost {
     borrows?: boolean,
   ): Subscription;
   unsubscribe(sub: Subscription): void;
-  /** Whether anyone in the account listens on `subject` (push consumers). */
+  /** Whether anyone in the account listens on `subject`. */
   hasInterest(subject: string): boolean;
+  /** Whether a push consumer's deliver subject (and group) has its literal listener. */
+  hasDeliveryInterest(subject: string, group: string): boolean;
   /** Calls `w.interestAppeared()` once a subscription on its deliver subject comes. */
   awaitInterest(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
   cancelInterestWait(w: { readonly deliverSubject: string; interestAppeared(): void }): void;
@@ -471,7 +478,8 @@ export class Stream {
       messages: state.msgs,
       bytes: state.bytes,
       first_seq: state.firstSeq,
-      first_ts: rfc3339Nano(state.firstTs),
+      first_ts:
+        state.firstTs === EMPTIED_FIRST_TS ? '1970-01-01T00:00:00Z' : rfc3339Nano(state.firstTs),
       last_seq: state.lastSeq,
       last_ts: rfc3339Nano(state.lastTs),
     };

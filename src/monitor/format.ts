@@ -72,3 +72,25 @@ export function rttString(ms: number): string {
 export function msToNs(ms: number): number {
   return Math.round(ms * 1e6);
 }
+
+/** What Go's encoding/json writes differently from JSON.stringify (see goEscapes). */
+const GO_DIFFERS = /[<>&\u2028\u2029]|\\[bf]/;
+/** Escapes (consumed whole, so `\\b` stays an escaped backslash) and the characters Go escapes. */
+const GO_TOKENS = /\\[\s\S]|[<>&\u2028\u2029]/g;
+
+function goToken(t: string): string {
+  if (t === '\\b') return '\\u0008';
+  if (t === '\\f') return '\\u000c';
+  if (t.length === 2) return t;
+  return '\\u' + t.charCodeAt(0).toString(16).padStart(4, '0');
+}
+
+/**
+ * JSON.stringify's text (indented or not) as Go 1.19's encoding/json writes the same
+ * value: `<`, `>`, `&`, U+2028 and U+2029 as \u escapes, backspace and form feed as
+ * \u0008 and \u000c. JSON.stringify writes these characters only inside strings, so the
+ * rewrite never touches the structure; most texts need none.
+ */
+export function goEscapes(json: string): string {
+  return GO_DIFFERS.test(json) ? json.replace(GO_TOKENS, goToken) : json;
+}

@@ -14,6 +14,7 @@ import {
 } from 'node:http';
 import { posix } from 'node:path';
 import type { Server } from '../server/server.js';
+import { goEscapes } from './format.js';
 import { BadRequest } from './query.js';
 
 export interface MonitorRequest {
@@ -46,7 +47,9 @@ export function json(
   query: URLSearchParams,
   options: { status?: number; compact?: boolean } = {},
 ): MonitorResponse {
-  const text = options.compact === true ? JSON.stringify(value) : JSON.stringify(value, null, 2);
+  const text = goEscapes(
+    options.compact === true ? JSON.stringify(value) : JSON.stringify(value, null, 2),
+  );
   const status = options.status ?? 200;
   const callback = query.get('callback') ?? '';
   if (callback === '') return { status, contentType: 'application/json', body: text };

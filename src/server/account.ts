@@ -18,6 +18,10 @@ export type AccountJetStreamSetting =
       readonly maxStore?: number;
       readonly maxStreams?: number;
       readonly maxConsumers?: number;
+      readonly maxAckPending?: number;
+      readonly memoryMaxStreamBytes?: number;
+      readonly storeMaxStreamBytes?: number;
+      readonly maxBytesRequired?: boolean;
     };
 
 /**

@@ -5,6 +5,21 @@
 
 import { putBytes } from './outbound.js';
 
+/** Node's own latin1 decoder, which `buf.toString('latin1', start, end)` calls after its checks. */
+type Latin1Slicer = (this: Buffer, start: number, end: number) => string;
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice?: Latin1Slicer }).latin1Slice;
+
+/**
+ * `b.toString('latin1', start, end)` for a range within `b`, straight from Node's decoder:
+ * Buffer#toString's argument checks and encoding lookup are JavaScript (three more
+ * functions for a fresh server to run interpreted and then compile), run for every new
+ * reply subject (every request's, every js.publish's).
+ */
+export function latin1String(b: Buffer, start: number, end: number): string {
+  if (latin1Slice === undefined) return b.toString('latin1', start, end);
+  return latin1Slice.call(b, start, end);
+}
+
 /** Subjects longer than this are made afresh each time. */
 const MAX_BYTES = 256;
 
@@ -24,7 +39,7 @@ export class Latin1Memo {
       while (i < n && m[i] === b[start + i]) i++;
       if (i === n) return this.str;
     }
-    const s = b.toString('latin1', start, end);
+    const s = latin1String(b, start, end);
     if (n <= MAX_BYTES) {
       // Not Buffer#copy: its argument checks are JavaScript, run cold on each reply.
       putBytes(m, 0, b, start, end);

@@ -1,6 +1,7 @@
 // The server: the client listener, the registry of connections and accounts, the
 // once-per-turn flush of every connection with pending output, and lifecycle.
 
+import { createHash } from 'node:crypto';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { CloseReason, ErrText, errLine } from '../protocol/errors.js';
 import { type ServerOptions, resolveOptions, validateOptions } from '../config/options.js';
@@ -119,6 +120,8 @@ export class Server {
   security: SecurityHooks | null = null;
   cluster: ClusterHooks | null = null;
   jetstream: JetStreamHooks | null = null;
+  /** JetStream starts with the server: the banner then shows the reference's `Node:` line. */
+  jetstreamRequested = false;
   /**
    * A cluster name configured without a cluster port: the reference still logs it
    * and puts it in client INFO. Unused once a cluster layer is attached.
@@ -199,6 +202,7 @@ export class Server {
     const clusterName = this.cluster !== null ? this.cluster.name : this.clusterName;
     if (clusterName !== '') this.logger.info(`  Cluster:  ${clusterName}`);
     this.logger.info(`  Name:     ${this.name}`);
+    if (this.jetstreamRequested) this.logger.info(`  Node:     ${nodeHash(this.name)}`);
     this.logger.info(`  ID:       ${this.id}`);
     if (this.configFile !== '') this.logger.info(`Using configuration file: ${this.configFile}`);
     // Listeners beside this one (the HTTP monitor) open first, as in the reference.
@@ -784,4 +788,14 @@ export function advertisedPort(o: ServerOptions, port: number): number {
   const i = o.clientAdvertise.lastIndexOf(':');
   const p = i < 0 ? NaN : Number(o.clientAdvertise.substring(i + 1));
   return Number.isInteger(p) ? p : port;
+}
+
+const HASH_DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** The reference's getHash: a server name's 8-character node id (sha256, base 62 digits). */
+export function nodeHash(name: string): string {
+  const b = createHash('sha256').update(name).digest();
+  let out = '';
+  for (let i = 0; i < 8; i++) out += HASH_DIGITS.charAt(b[i]! % 62);
+  return out;
 }

@@ -19,6 +19,48 @@ function durable(name: string, consumer: string, config: Record<string, unknown>
   };
 }
 
+const T = '$JS.API.STREAM.TEMPLATE.';
+const tmpl = { name: 'T', max_streams: 2, config: { subjects: ['t.*'], storage: 'memory' } };
+
+const TEMPLATE_CASES: ApiCase[] = [
+  { name: 'template create', subject: T + 'CREATE.T', body: tmpl },
+  { name: 'template create again', subject: T + 'CREATE.T', body: tmpl },
+  { name: 'template create, name mismatch', subject: T + 'CREATE.T', body: { ...tmpl, name: 'U' } },
+  {
+    name: 'template create, named config',
+    subject: T + 'CREATE.U',
+    body: { name: 'U', config: { name: 'x', subjects: ['u'] } },
+  },
+  {
+    name: 'template create, bad config',
+    subject: T + 'CREATE.U',
+    body: { name: 'U', config: { subjects: ['u'], max_age: 5 } },
+  },
+  { name: 'template create, bad JSON', subject: T + 'CREATE.U', body: '{' },
+  {
+    name: 'template create, negative max_streams',
+    subject: T + 'CREATE.U',
+    body: { ...tmpl, name: 'U', max_streams: -1 },
+  },
+  { name: 'publish t.a', subject: 't.a', body: 'x' },
+  { name: 'publish t.a again', subject: 't.a', body: 'y' },
+  { name: 'publish t.b', subject: 't.b', body: 'x' },
+  { name: 'publish t.c, over max_streams', subject: 't.c', body: 'x', noReply: true },
+  { name: 'info of a template stream', subject: S + 'INFO.t_a', body: null },
+  { name: 'template names', subject: T + 'NAMES', body: null },
+  { name: 'template names, offset', subject: T + 'NAMES', body: { offset: 1 } },
+  { name: 'template names, bad JSON', subject: T + 'NAMES', body: '[' },
+  { name: 'template info', subject: T + 'INFO.T', body: null },
+  { name: 'template info with a body', subject: T + 'INFO.T', body: { x: 1 } },
+  { name: 'template info, unknown', subject: T + 'INFO.Z', body: null },
+  { name: 'delete a template stream', subject: S + 'DELETE.t_b', body: null },
+  { name: 'template info after', subject: T + 'INFO.T', body: null },
+  { name: 'template delete', subject: T + 'DELETE.T', body: null },
+  { name: 'template delete again', subject: T + 'DELETE.T', body: null },
+  { name: 'template delete with a body', subject: T + 'DELETE.T', body: { x: 1 } },
+  { name: 'names after the template', subject: S + 'NAMES', body: null },
+];
+
 export const MORE_API_CASES: ApiCase[] = [
   { name: 'create', subject: S + 'CREATE.S1', body: { name: 'S1', subjects: ['a.>'], ...mem } },
   { name: 'publish 1', subject: 'a.b', body: '1' },
@@ -128,10 +170,43 @@ export const MORE_API_CASES: ApiCase[] = [
     body: { batch: -1, no_wait: true },
   },
   { name: 'next, unknown consumer', subject: C + 'MSG.NEXT.S1.zz', body: null, noReply: true },
+  // Go's own error texts for bodies its json.Unmarshal refuses.
+  ...[
+    '{x',
+    '{"batch":"1"}',
+    '{"batch":1.5}',
+    '{"batch":1e3}',
+    '{"no_wait":1}',
+    '{"expires":"1s"}',
+    '{"batch":[1]}',
+    '{"batch":{}}',
+    '{"batch":true}',
+    '{"batch":1,}',
+    '{"batch":01}',
+    '{"batch":-}',
+    '{"batch":1.}',
+    '{"batch":1e}',
+    '{"a":tru}',
+    '{"a":"\\x"}',
+    '{"a":"\\u12g4"}',
+    '{"a":"x\n"}',
+    '{"a":',
+    '{"a" 1}',
+    '{} x',
+    '{"batch":99999999999999999999}',
+    '{"batch":1,"batch":"x"}',
+    '{"idle_heartbeat":5,"expires":1}',
+    '{"Batch":"2"}',
+    '{"a":[1 2]}',
+    '{"a":\u00e9}',
+    '{"batch":null,"no_wait":true}',
+  ].map((body) => ({ name: `next, body ${body}`, subject: C + 'MSG.NEXT.S1.d1', body })),
   { name: 'unknown verb', subject: S + 'FOO', body: null, noReply: true },
   { name: 'INFO with an extra token', subject: '$JS.API.INFO.x', body: null, noReply: true },
   { name: 'account info', subject: '$JS.API.INFO', body: null },
   { name: 'account info with a body', subject: '$JS.API.INFO', body: { x: 1 } },
+  // Stream templates: the first message on a subject makes its stream.
+  ...TEMPLATE_CASES,
   { name: 'account purge, unknown account', subject: '$JS.API.ACCOUNT.PURGE.FOO', body: null },
   { name: 'names before the purge', subject: S + 'NAMES', body: null },
   { name: 'account purge', subject: '$JS.API.ACCOUNT.PURGE.$G', body: null },

@@ -93,8 +93,13 @@ export function toAnswer(name: string, m: Msg | null): Answer {
   return a;
 }
 
-export async function runCases(port: number, cases: readonly ApiCase[]): Promise<Answer[]> {
-  const nc = await connect({ servers: `127.0.0.1:${port}` });
+/** The answers to `cases`, asked in order on one connection (as `user` when given). */
+export async function runCases(
+  port: number,
+  cases: readonly ApiCase[],
+  user?: { user: string; pass: string },
+): Promise<Answer[]> {
+  const nc = await connect({ servers: `127.0.0.1:${port}`, ...user });
   const out: Answer[] = [];
   try {
     for (const c of cases) {

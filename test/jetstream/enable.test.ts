@@ -10,13 +10,19 @@ import { test } from 'node:test';
 import { connect } from 'nats';
 import { freePort, startWirebus } from '../helpers/process.js';
 import { withServer } from '../helpers/server.js';
+import { nodeHash } from '../../src/server/server.js';
 
-/** The banner lines without pid, time and level. */
-function bannerLines(log: string): string[] {
-  const all = log
+/** The log's lines without pid, time and level. */
+function logLines(log: string): string[] {
+  return log
     .split('\n')
     .map((l) => /^\[\d+\] \S+ \S+ \[(?:INF|WRN)\] (.*)$/.exec(l)?.[1])
     .filter((l): l is string => l !== undefined);
+}
+
+/** The JetStream banner lines. */
+function bannerLines(log: string): string[] {
+  const all = logLines(log);
   const from = all.indexOf('Starting JetStream');
   const to = all.indexOf('-------------------------------------------');
   return all.slice(from, to + 1);
@@ -52,6 +58,22 @@ test('-js -sd: the reference banner, INFO jetstream: true, a stream works', asyn
   } finally {
     await p.stop();
   }
+  // With JetStream the reference shows the server's node id after its name, and says
+  // when JetStream shuts down.
+  const all = logLines(p.log());
+  const name = all.find((l) => l.startsWith('  Name:     '))!.slice(12);
+  assert.equal(all[all.indexOf(`  Name:     ${name}`) + 1], `  Node:     ${nodeHash(name)}`);
+  assert.deepEqual(all.slice(-4), [
+    'Initiating Shutdown...',
+    'Initiating JetStream Shutdown...',
+    'JetStream Shutdown',
+    'Server Exiting..',
+  ]);
+});
+
+test("the node id is the reference's hash of the server name", () => {
+  // Name and Node lines of a nats-server 2.9.10 -js start-up.
+  assert.equal(nodeHash('NDGI5UQNRFSVG5OJANUNLQZSILD6ZBJEUVHXSNY6AIEBPCY5KPYETNPX'), 'VQKvSwOX');
 });
 
 test('the jetstream block of a config file: limits and domain', async () => {
@@ -81,14 +103,55 @@ test('the jetstream block of a config file: limits and domain', async () => {
   }
 });
 
-test('a bad jetstream value in a config file exits 2 with the file position', async () => {
+/**
+ * Bad JetStream settings and nats-server 2.9.10's message for each, recorded with the
+ * same file (it exits 1 and puts column 0 or the key's column in the position; wirebus
+ * exits 2 and points at the value).
+ */
+const BAD_CONFIGS: [string, string][] = [
+  ['jetstream: maybe', "Expected 'enabled' or 'disabled' for string value, got 'maybe'"],
+  ['jetstream: 5', 'Expected map, bool or string to define JetStream, got int64'],
+  // Quoted sizes are read by getStorageSize: one K, M, G or T at the end, nothing after.
+  [
+    'jetstream { max_file_store: "2GB" }',
+    'max_file_store strconv.ParseInt: parsing "2G": invalid syntax',
+  ],
+  [
+    'jetstream { max_memory_store: "10g" }',
+    'max_mem_store sizes defined as strings must end in K, M, G, T',
+  ],
+  ['jetstream { max_memory_store: 1.5 }', 'max_mem_store must be int64 or string'],
+  ['jetstream { bogus: 1 }', 'unknown field "bogus"'],
+  ['jetstream { domain: "a.b" }', 'invalid domain name: may not contain ., * or >'],
+  [
+    'jetstream { domain: "a b" }',
+    'invalid domain name: derived "$JS.a b.API.>" is not a valid subject',
+  ],
+  [
+    'accounts { A { users: [{user: a, password: a}], jetstream: { max_mem: "x" } } }',
+    'Expected a parseable size for "max_mem", got x',
+  ],
+  [
+    'accounts { A { users: [{user: a, password: a}], jetstream: { max_bytes: 1 } } }',
+    'Expected a parseable bool for "max_bytes", got 1',
+  ],
+  [
+    'accounts { A { users: [{user: a, password: a}], jetstream: maybe } }',
+    "Expected 'enabled' or 'disabled' for string value, got 'maybe'",
+  ],
+];
+
+test("bad JetStream settings in a config file exit 2 with the reference's message", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'wirebus-js-'));
-  const conf = join(dir, 'bad.conf');
-  writeFileSync(conf, 'jetstream: maybe\n');
-  await assert.rejects(
-    startWirebus(await freePort(), ['-c', conf]),
-    /jetstream: expected enabled or disabled/,
-  );
+  for (const [i, [text, message]] of BAD_CONFIGS.entries()) {
+    const conf = join(dir, `bad${i}.conf`);
+    writeFileSync(conf, text + '\n');
+    await assert.rejects(startWirebus(await freePort(), ['-c', conf]), (err: Error) => {
+      assert.match(err.message, /exited before it was ready \(2\)/, text);
+      assert.ok(err.message.includes(`: ${message}\n`), `${text}: ${err.message}`);
+      return true;
+    });
+  }
 });
 
 /** The keys of a JSON object, recursively, as "a.b.c" paths. */
@@ -152,4 +215,22 @@ test('/jsz and /varz carry the JetStream figures with the reference fields', asy
       'stats.api.errors',
     ]);
   });
+});
+
+test('with a cluster configured, the start-up log says JetStream stays single-server', async () => {
+  const p = await startWirebus(await freePort(), [
+    '-js',
+    '--cluster',
+    `nats://127.0.0.1:${await freePort()}`,
+  ]);
+  try {
+    assert.ok(
+      logLines(p.log()).includes(
+        "JetStream is single-server in wirebus: streams on this node are not replicated; a replicated JetStream is a nats-server cluster's job",
+      ),
+      p.log(),
+    );
+  } finally {
+    await p.stop();
+  }
 });

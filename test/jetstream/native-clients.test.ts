@@ -89,6 +89,7 @@ const COMMON_STEPS = [
   'kv create and update',
   'kv keys history delete',
   'kv watch updates',
+  'kv ttl',
 ];
 
 const work = mkdtempSync(join(tmpdir(), 'wirebus-js-native-build-'));

@@ -311,6 +311,42 @@ describe('parser: every op, whole, byte by byte and split at every index', () =>
   });
 });
 
+describe('parser: reads in one reused buffer', () => {
+  // The server reads every connection into one shared buffer that the next read
+  // overwrites: what a message still needs of a read must be copied before it returns.
+  test('PUBs and HPUBs whose payload or CRLF goes on in the next read', () => {
+    const stream = bytes(
+      'PUB a 10\r\n0123456789\r\nPUB b r 3\r\nxyz\r\nHPUB c 12 16\r\nNATS/1.0\r\n\r\nhey!\r\n' +
+        'PUB d 0\r\n\r\nPUB e 4\r\nlast\r\n',
+    );
+    const expected = [
+      msg('a', '0123456789'),
+      msg('b', 'xyz', { reply: 'r' }),
+      msg('c', 'NATS/1.0\r\n\r\nhey!', { hdr: 12 }),
+      msg('d', ''),
+      msg('e', 'last'),
+    ];
+    const shared = Buffer.alloc(stream.length);
+    for (let k = 1; k < stream.length; k++) {
+      for (let j = k; j <= stream.length; j++) {
+        const { parser, rec } = newParser();
+        for (const [from, to] of [
+          [0, k],
+          [k, j],
+          [j, stream.length],
+        ] as const) {
+          if (from === to) continue;
+          stream.copy(shared, 0, from, to);
+          parser.parse(shared.subarray(0, to - from));
+          shared.fill(0x58); // what another connection's read would leave there
+        }
+        assert.deepEqual(rec.events, expected, `cut at ${k} and ${j}`);
+        assert.ok(parser.idle, `idle after the cuts at ${k} and ${j}`);
+      }
+    }
+  });
+});
+
 describe('parser: failures', () => {
   test('unknown ops and bad first bytes', () => {
     for (const input of [

@@ -3,7 +3,7 @@
 // (same length or not), run past the memo's 256 bytes or hold non-ASCII bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Latin1Memo } from '../../src/server/latin1-memo.js';
+import { Latin1Memo, latin1String } from '../../src/server/latin1-memo.js';
 
 test('Latin1Memo gives what toString gives, for repeated and changing bytes', () => {
   const memo = new Latin1Memo();
@@ -40,4 +40,19 @@ test('Latin1Memo: a buffer reused for other bytes does not give the old string',
   b.write('B', 14, 'latin1');
   assert.equal(memo.get(b, 0, b.length), '_STAN.acks.AAAB');
   assert.equal(memo.get(b, 11, 15), 'AAAB');
+});
+
+test('latin1String gives what toString gives, on views at an offset and on empty ranges', () => {
+  // A read buffer is often a view into a larger pool: the range is the view's own.
+  const pool = Buffer.from('....PUB _INBOX.\u00e9x.1 r 5\r\n', 'latin1');
+  const view = pool.subarray(4);
+  for (const [start, end] of [
+    [0, 3],
+    [4, 14],
+    [4, 4],
+    [0, view.length],
+    [view.length, view.length],
+  ] as const) {
+    assert.equal(latin1String(view, start, end), view.toString('latin1', start, end));
+  }
 });

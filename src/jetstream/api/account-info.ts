@@ -16,10 +16,10 @@ export function accountInfo(req: ApiRequest): void {
       max_storage: l.maxStore,
       max_streams: l.maxStreams,
       max_consumers: l.maxConsumers,
-      max_ack_pending: -1,
-      memory_max_stream_bytes: -1,
-      storage_max_stream_bytes: -1,
-      max_bytes_required: false,
+      max_ack_pending: l.maxAckPending,
+      memory_max_stream_bytes: l.memoryMaxStreamBytes,
+      storage_max_stream_bytes: l.storeMaxStreamBytes,
+      max_bytes_required: l.maxBytesRequired,
     },
   };
   if (jsa.js.options.domain !== '') fields.domain = jsa.js.options.domain;

@@ -16,8 +16,9 @@ const PAGE = { total: 0, offset: 0, limit: 0 };
 const ERROR_FIELDS: Readonly<Record<string, ApiBody>> = {
   stream_info_response: PAGE,
   stream_names_response: { ...PAGE, streams: null },
+  stream_template_names_response: { ...PAGE, streams: null },
   stream_list_response: { ...PAGE, streams: [] },
-  consumer_names_response: { ...PAGE, consumers: null },
+  consumer_names_response: { ...PAGE, consumers: [] },
   consumer_list_response: { ...PAGE, consumers: [] },
   stream_purge_response: { purged: 0 },
   stream_restore_response: { deliver_subject: '' },

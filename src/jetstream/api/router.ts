@@ -17,11 +17,12 @@ import {
 import { DIRECT_GET, directGet } from './direct-get.js';
 import { msgDelete, msgGet } from './msg.js';
 import { streamRestore, streamSnapshot } from './snapshot.js';
-import { fail, ok, type ApiRequest } from './request.js';
+import { fail, type ApiRequest } from './request.js';
 import { streamCreate, streamUpdate } from './stream-create.js';
 import { streamDelete, streamPurge } from './stream-delete.js';
 import { streamInfo } from './stream-info.js';
 import { streamList, streamNames } from './stream-names.js';
+import { templateCreate, templateDelete, templateInfo, templateNames } from './templates.js';
 
 type Handler = (req: ApiRequest) => void;
 
@@ -40,7 +41,10 @@ const ROUTES = new Map<string, [Handler, string]>([
   ['STREAM.LIST/4', [streamList, 'stream_list_response']],
   ['STREAM.MSG.GET/6', [msgGet, 'stream_msg_get_response']],
   ['STREAM.MSG.DELETE/6', [msgDelete, 'stream_msg_delete_response']],
+  ['STREAM.TEMPLATE.CREATE/6', [templateCreate, 'stream_template_create_response']],
   ['STREAM.TEMPLATE.NAMES/5', [templateNames, 'stream_template_names_response']],
+  ['STREAM.TEMPLATE.INFO/6', [templateInfo, 'stream_template_info_response']],
+  ['STREAM.TEMPLATE.DELETE/6', [templateDelete, 'stream_template_delete_response']],
   ['STREAM.SNAPSHOT/5', [streamSnapshot, 'stream_snapshot_response']],
   ['STREAM.RESTORE/5', [streamRestore, 'stream_restore_response']],
   ['STREAM.LEADER.STEPDOWN/6', clustered('stream_leader_stepdown_response')],
@@ -86,8 +90,4 @@ export function dispatchApi(
 
 function clustered(type: string): [Handler, string] {
   return [(req) => fail(req, type, JsErr.clusterRequired()), type];
-}
-
-function templateNames(req: ApiRequest): void {
-  ok(req, 'stream_template_names_response', { total: 0, offset: 0, limit: 1024, streams: [] });
 }

@@ -31,7 +31,7 @@ export function streamCreate(req: ApiRequest): void {
   const r = addStream(req.jsa, cfg);
   if ('err_code' in r) return fail(req, CREATE, r);
   const info = r.stream.infoJson();
-  if (r.created) streamCreatedAdvisory(req.jsa, cfg.name);
+  if (r.created) streamCreatedAdvisory(req.jsa, r.stream.cfg);
   // The reference says did_create for a stream that was already there too.
   ok(req, CREATE, { ...info, did_create: true });
 }

@@ -3,9 +3,10 @@
 // messages are all gone is deleted, one mostly gone is rewritten with what is left);
 // the first sequence is recorded once per write round in a state record, interior
 // deletes as tombstones in the block's delete file.
-import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  EMPTIED_FIRST_TS,
   StoreError,
   isAllSubjects,
   lowersPerSubject,
@@ -90,6 +91,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     this.io = options.io;
     this.blockSize = blockSizeFor(cfg, options.blockSize);
     this.msgsDir = join(options.dir, MSGS_DIR);
+    const recovering = existsSync(this.msgsDir);
     mkdirSync(this.msgsDir, { recursive: true });
     mkdirSync(join(options.dir, CONSUMERS_DIR), { recursive: true });
     const r = recoverLog(this.msgsDir, this.io, this.subjects, options.warn);
@@ -100,6 +102,11 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     this.firstTs = r.firstTs;
     this.lastSeq = r.lastSeq;
     this.lastTs = r.lastTs;
+    if (recovering && this.msgs === 0) {
+      // As nats-server's file store comes back empty (a stream never written included).
+      this.firstSeq = this.lastSeq + 1;
+      this.firstTs = EMPTIED_FIRST_TS;
+    }
     // Blocks left with nothing live (their removal was cut by a crash).
     const last = this.blocks[this.blocks.length - 1];
     this.nextId = (last?.id ?? 0) + 1;
@@ -279,7 +286,7 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     const next = this.msgs === 0 ? 0 : this.nextLive(from, 0, null);
     if (next === 0) {
       this.firstSeq = this.lastSeq + 1;
-      this.firstTs = 0;
+      this.firstTs = EMPTIED_FIRST_TS;
     } else {
       this.firstSeq = next;
       const b = this.liveBlock(next)!;
@@ -542,6 +549,8 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
       msgs: this.msgs,
       bytes: this.bytes,
       firstSeq: this.firstSeq,
+      // Every path that empties the stream sets it: 0 (purge), EMPTIED_FIRST_TS (removals,
+      // recovery) or a skip's time (interest retention with no interest), as the reference.
       firstTs: this.firstTs,
       lastSeq: this.lastSeq,
       lastTs: this.lastTs,

@@ -109,12 +109,20 @@ export interface SimpleState {
   last: number;
 }
 
+/**
+ * The firstTs of an empty file stream whose messages went by removal (delete, expiry,
+ * purge by subject) or that came back empty from a restart: nats-server's file store
+ * then reports time.Unix(0, 0), "1970-01-01T00:00:00Z", where a purge (and every memory
+ * stream) reports the zero time. Its first sequence after a restart is last + 1.
+ */
+export const EMPTIED_FIRST_TS = -1;
+
 /** The whole stream's state, as STREAM.INFO reports it (nats-server's StreamState). */
 export interface StreamState {
   msgs: number;
   bytes: number;
   firstSeq: number;
-  /** Nanoseconds since the epoch; 0 when the stream is empty. */
+  /** Nanoseconds since the epoch; 0 (or EMPTIED_FIRST_TS) when the stream is empty. */
   firstTs: number;
   lastSeq: number;
   lastTs: number;

@@ -319,6 +319,32 @@ static void keyValue(jsCtx *js, jsStorageType storage)
     kvWatcher_Destroy(w);
     kvStore_Destroy(kv);
     done();
+
+    step = "kv ttl";
+    kvConfig_Init(&cfg);
+    cfg.Bucket = "SHORT";
+    cfg.TTL = 1000000000; /* nanoseconds: the stream's max_age */
+    cfg.StorageType = storage;
+    CHECK(js_CreateKeyValue(&kv, js, &cfg));
+    {
+        kvStatus *sts = NULL;
+        int tries = 0;
+        CHECK(kvStore_Status(&sts, kv));
+        EXPECT(kvStatus_TTL(sts) == 1000000000, "bucket TTL %lld", (long long)kvStatus_TTL(sts));
+        kvStatus_Destroy(sts);
+        CHECK(kvStore_PutString(&rev, kv, "k", "v"));
+        CHECK(kvStore_Get(&e, kv, "k"));
+        kvEntry_Destroy(e);
+        /* The value goes once it is older than the TTL. */
+        while (kvStore_Get(&e, kv, "k") == NATS_OK)
+        {
+            kvEntry_Destroy(e);
+            EXPECT(++tries < 150, "key still there after its TTL");
+            nats_Sleep(100);
+        }
+    }
+    kvStore_Destroy(kv);
+    done();
 }
 
 int main(int argc, char **argv)

@@ -296,6 +296,27 @@ func keyValue(js nats.JetStreamContext, storage nats.StorageType) {
 	}
 	check(watcher.Stop())
 	done()
+
+	step = "kv ttl"
+	short, err := js.CreateKeyValue(&nats.KeyValueConfig{Bucket: "SHORT", TTL: time.Second,
+		Storage: storage})
+	check(err)
+	status, err := short.Status()
+	check(err)
+	expect(status.TTL() == time.Second, "bucket TTL %v", status.TTL())
+	_, err = short.Put("k", []byte("v"))
+	check(err)
+	_, err = short.Get("k")
+	check(err)
+	// The value goes once it is older than the TTL (the stream's max_age).
+	for deadline := time.Now().Add(3 * wait); ; time.Sleep(100 * time.Millisecond) {
+		_, err = short.Get("k")
+		if errors.Is(err, nats.ErrKeyNotFound) {
+			break
+		}
+		expect(time.Now().Before(deadline), "key still there after its TTL: %v", err)
+	}
+	done()
 }
 
 func objects(js nats.JetStreamContext, storage nats.StorageType) {

@@ -207,6 +207,103 @@ describe('file store: disk', () => {
   });
 });
 
+describe('file store: disk freed by every kind of removal', () => {
+  const settle = async (o: Opened): Promise<void> => {
+    await o.storage.io.flush();
+    await o.storage.io.idle();
+  };
+
+  it('max_bytes: whole blocks of the dropped messages are deleted', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('BYTES', 'file', { maxBytes: 20_000 });
+    const o = open(dir, cfg, { blockSize: 4096 });
+    storeN(o.store, 5000, () => 'foo', 100);
+    await settle(o);
+    assert.ok(o.store.state().bytes <= 20_000);
+    const disk = diskBytes(o.msgsDir);
+    // 500 KB written; what is left is the 20 KB limit and the blocks around its edges.
+    assert.ok(disk < 20_000 + 3 * 4096 + 1024, `${disk} bytes on disk`);
+    await o.storage.close();
+  });
+
+  it('max_age: expired messages take their blocks with them', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('AGED', 'file', { maxAgeNs: 200 * 1e6 });
+    const o = open(dir, cfg, { blockSize: 4096 });
+    const old = (Date.now() - 150) * NS;
+    const data = Buffer.alloc(100, 1);
+    for (let i = 0; i < 2000; i++) o.store.storeMsg('old', Buffer.alloc(0), data, old);
+    o.store.storeMsg('new', Buffer.alloc(0), data, (Date.now() + 60_000) * NS);
+    await settle(o);
+    const before = diskBytes(o.msgsDir);
+    const deadline = Date.now() + 10_000;
+    while (o.store.state().msgs > 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.equal(o.store.state().msgs, 1);
+    await settle(o);
+    const disk = diskBytes(o.msgsDir);
+    assert.ok(before > 200_000 && disk < 2 * 4096, `${before} bytes before, ${disk} after`);
+    await o.storage.close();
+  });
+
+  it('purge, purge by subject and compact: the files shrink or go', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('PURGED', 'file');
+    // Blocks of 512 KB: smaller ones are not worth rewriting (COMPACT_MIN).
+    const o = open(dir, cfg, { blockSize: 512 * 1024 });
+    storeN(o.store, 30_000, (i) => (i % 3 === 0 ? 'keep' : 'drop'), 200);
+    await settle(o);
+    const full = diskBytes(o.msgsDir);
+    // Two thirds of every block go (a block under half live is rewritten with the rest).
+    assert.equal(o.store.purgeEx('drop', 0, 0), 20_000);
+    await settle(o);
+    const third = diskBytes(o.msgsDir);
+    assert.ok(third < full * 0.4, `${third} of ${full} bytes after purging one subject`);
+    // Everything before 20,001 goes: the blocks holding only those are deleted.
+    o.store.compact(20_001);
+    await settle(o);
+    const tail = diskBytes(o.msgsDir);
+    assert.ok(tail < third * 0.45, `${tail} of ${third} bytes after compacting to 20,001`);
+    o.store.purge();
+    await settle(o);
+    assert.ok(diskBytes(o.msgsDir) < 1024, `${diskBytes(o.msgsDir)} bytes after a purge`);
+    await o.storage.close();
+    const again = open(dir, cfg, { blockSize: 512 * 1024 });
+    assert.deepEqual([again.store.state().msgs, again.store.state().firstSeq], [0, 30_001]);
+    await again.storage.close();
+  });
+
+  it('deleting messages one by one: emptied blocks go, sparse ones are rewritten', async () => {
+    const dir = await tempDir();
+    const cfg = streamConfig('DELETED', 'file');
+    const o = open(dir, cfg, { blockSize: 512 * 1024 });
+    storeN(o.store, 30_000, () => 'foo', 200);
+    await settle(o);
+    const full = diskBytes(o.msgsDir);
+    // Every message but one in ten, interior ones included.
+    for (let seq = 1; seq <= 30_000; seq++) if (seq % 10 !== 0) o.store.removeMsg(seq);
+    await settle(o);
+    const left = diskBytes(o.msgsDir);
+    assert.equal(o.store.state().msgs, 3000);
+    assert.ok(left < full * 0.3, `${left} of ${full} bytes left`);
+    await o.storage.close();
+    const again = open(dir, cfg, { blockSize: 512 * 1024 });
+    assert.deepEqual([again.store.state().msgs, again.store.loadMsg(4000)?.seq], [3000, 4000]);
+    assert.equal(again.store.loadMsg(4001), undefined);
+    await again.storage.close();
+  });
+
+  it('deleting the stream removes its directory', async () => {
+    const dir = await tempDir();
+    const o = open(dir, streamConfig('GONE', 'file'));
+    storeN(o.store, 1000, () => 'foo', 100);
+    await settle(o);
+    await o.store.delete();
+    assert.deepEqual(readdirSync(join(dir, 'jetstream', '$G', 'streams')), []);
+    await o.storage.close();
+  });
+});
+
 describe('file store: reads and erase', () => {
   it('keeps subjects as UTF-8: ASCII, non-ASCII, and past the short-subject length', async () => {
     const dir = await tempDir();
