@@ -2,7 +2,8 @@
 // StreamConfig, completed with the reference's defaults and checked by its rules
 // (checkStreamCfg), and written back in the reference's field order.
 
-import { isValidSubject, hasWildcard } from '../subjects/validate.js';
+import { isValidSubscribeSubject } from '../subjects/validate.js';
+import { SubjectTransform } from '../subjects/transform.js';
 import { JsErr, type ApiError } from './errors.js';
 import type { JsonFields } from './json.js';
 import { subjectsIntersect } from '../subjects/relations.js';
@@ -59,13 +60,14 @@ export function isValidName(name: string): boolean {
   return !/[.*>\s]/.test(name);
 }
 
+/**
+ * An enum as the reference's UnmarshalJSON reads it: its exact lower-case words only
+ * (`"Limits"` is invalid JSON there), and null is invalid too (Go hands null to it).
+ */
 function enumOf<T extends string>(f: JsonFields, key: string, values: readonly T[], def: T): T {
   const v = f.raw(key);
-  if (v === undefined || v === null) return def;
-  if (typeof v === 'string') {
-    const lower = v.toLowerCase() as T;
-    if (values.includes(lower)) return lower;
-  }
+  if (v === undefined) return def;
+  if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
   f.ok = false;
   return def;
 }
@@ -183,7 +185,7 @@ export function checkStreamConfig(
       if (seen.has(subj)) return bad('duplicate subjects detected');
       if (subjectsIntersect(subj, '$JS.API.>') && isSubsetOfApi(subj))
         return bad('subjects overlap with jetstream api');
-      if (!isValidSubject(subj, true)) return bad('invalid subject');
+      if (!isValidStreamSubject(subj)) return bad('invalid subject');
       seen.add(subj);
     }
   }
@@ -206,52 +208,35 @@ export function checkStreamConfig(
       return bad('stream configuration for republish source is not valid subset of subjects');
     if (cfg.subjects.some((s) => subjectsIntersect(rp.dest, s)))
       return bad('stream configuration for republish destination forms a cycle');
-    if (!validTransform(rp.src, rp.dest))
+    if (SubjectTransform.create(rp.src, rp.dest) === null)
       return bad('stream configuration for republish not valid');
   }
-  // Until mirrors and sources arrive, refuse them rather than run them wrongly, with the
-  // reference's own answer to a config it cannot use (checkStreamCfg of a nil config).
-  if (cfg.hasMirror || cfg.hasSources) return bad('stream configuration invalid');
   return cfg;
+}
+
+/**
+ * Until mirrors and sources arrive, a config with either is refused rather than run
+ * wrongly, with the reference's own answer to a config it cannot use (checkStreamCfg of
+ * a nil config).
+ */
+export function refuseMirrorsAndSources(cfg: StreamConfig): ApiError | null {
+  return cfg.hasMirror || cfg.hasSources
+    ? JsErr.streamInvalidConfig('stream configuration invalid')
+    : null;
+}
+
+/**
+ * The reference's IsValidSubject: no empty token, nothing after `>`, no whitespace.
+ * A token like `b*` is a literal, as in subscriptions.
+ */
+function isValidStreamSubject(subj: string): boolean {
+  return isValidSubscribeSubject(subj) && !/[ \t\n\r\f]/.test(subj);
 }
 
 function isSubsetOfApi(subj: string): boolean {
   // subjectIsSubsetMatch(subj, "$JS.API.>"): every subject subj matches is an API subject.
   const t = subj.split('.');
   return t.length >= 3 && t[0] === '$JS' && t[1] === 'API';
-}
-
-/** A republish mapping: a valid destination whose wildcards the source can fill. */
-function validTransform(src: string, dest: string): boolean {
-  if (!isValidSubject(src, true) || !isValidSubject(dest, true)) return false;
-  if (!hasWildcard(dest)) return true;
-  const srcW = src.split('.').filter((t) => t === '*' || t === '>');
-  const destW = dest.split('.').filter((t) => t === '*' || t === '>');
-  return destW.length <= srcW.length && destW.every((t, i) => t === srcW[i]);
-}
-
-/** The republish subject of a stored message's subject, or '' when it does not match. */
-export function republishSubject(rp: RePublish, subject: string): string {
-  const st = subject.split('.');
-  const ft = rp.src.split('.');
-  const caught: string[] = [];
-  for (let i = 0; i < ft.length; i++) {
-    const f = ft[i]!;
-    if (f === '>') {
-      if (i >= st.length) return '';
-      caught.push(st.slice(i).join('.'));
-      break;
-    }
-    if (i >= st.length) return '';
-    if (f === '*') caught.push(st[i]!);
-    else if (f !== st[i]) return '';
-    if (i === ft.length - 1 && st.length !== ft.length) return '';
-  }
-  let k = 0;
-  return rp.dest
-    .split('.')
-    .map((t) => (t === '*' || t === '>' ? (caught[k++] ?? t) : t))
-    .join('.');
 }
 
 /** The store's view of the limits. */

@@ -6,6 +6,7 @@ import { JsErr, type ApiError } from './errors.js';
 import type { JsAccount } from './account.js';
 import {
   checkStreamConfig,
+  refuseMirrorsAndSources,
   sameStreamConfig,
   storeConfigOf,
   streamMeta,
@@ -51,6 +52,8 @@ export function addStream(
   const checked = checkStreamConfig(input, jsa.maxBytesRule(input.storage));
   if ('err_code' in checked) return checked;
   const cfg = checked;
+  const unsupported = refuseMirrorsAndSources(cfg);
+  if (unsupported !== null) return unsupported;
   if (cfg.replicas > 1) return JsErr.streamReplicasNotSupported();
   const existing = jsa.streams.get(cfg.name);
   if (existing !== undefined) {
@@ -60,6 +63,9 @@ export function addStream(
   }
   const limits = streamLimitsCheck(jsa, cfg);
   if (limits !== null) return limits;
+  // A template_owner names a template that made this stream (checkTemplateOwnership).
+  if (cfg.templateOwner !== '' && !ownedByTemplate(jsa, cfg))
+    return JsErr.streamCreate('stream not owned by template');
   if (overlapsOthers(jsa, cfg, '')) return JsErr.streamSubjectOverlap();
   if (cfg.storage === 'file' && jsa.js.files === null && !warnedFileFallback) {
     warnedFileFallback = true;
@@ -77,13 +83,25 @@ export function addStream(
   }
   jsa.streams.set(cfg.name, stream);
   stream.start();
+  return { stream, created: true };
+}
+
+/**
+ * The advisory of a new stream. The reference sends it before the create's answer, but a
+ * stream stores messages from its own server on another goroutine: the state in that
+ * answer never holds it (a stream on $JS.EVENT.>). Callers take the state first.
+ */
+export function streamCreatedAdvisory(jsa: JsAccount, cfg: StreamConfig): void {
   jsa.advisory(`$JS.EVENT.ADVISORY.STREAM.CREATED.${cfg.name}`, {
     type: 'io.nats.jetstream.advisory.v1.stream_action',
     stream: cfg.name,
     action: 'create',
     ...templateOf(cfg),
   });
-  return { stream, created: true };
+}
+
+function ownedByTemplate(jsa: JsAccount, cfg: StreamConfig): boolean {
+  return jsa.templates.get(cfg.templateOwner)?.streams.includes(cfg.name) === true;
 }
 
 /** The reference's configUpdateCheck, then the update; the stream or an error. */
@@ -110,6 +128,8 @@ export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig
     return bad('stream configuration update can not cancel deny message deletes');
   if (!cfg.denyPurge && old.denyPurge)
     return bad('stream configuration update can not cancel deny purge');
+  // No stream has a mirror here (refuseMirrorsAndSources): any mirror is a change.
+  if (cfg.hasMirror) return JsErr.streamMirrorNotUpdatable();
   if (JSON.stringify(cfg.republish) !== JSON.stringify(old.republish))
     return bad('stream configuration update can not change RePublish');
   if (cfg.sealed) {
@@ -119,11 +139,10 @@ export function updateStream(jsa: JsAccount, stream: Stream, input: StreamConfig
     cfg.denyPurge = true;
     cfg.allowRollup = false;
   }
-  if (cfg.replicas !== old.replicas) {
-    return cfg.replicas > 1
-      ? JsErr.streamReplicasNotSupported()
-      : JsErr.streamReplicasNotUpdatable();
-  }
+  // A single reference server takes a new replica count (up to 5) on update and echoes
+  // it, though it refuses more than one on create: so does wirebus (one copy kept).
+  const unsupported = refuseMirrorsAndSources(cfg);
+  if (unsupported !== null) return unsupported;
   if (overlapsOthers(jsa, cfg, cfg.name)) return JsErr.streamSubjectOverlap();
   stream.update(cfg);
   jsa.provider(cfg.storage).writeStreamMeta(cfg.name, streamMeta(cfg, stream.created));

@@ -10,12 +10,8 @@ import { JsErr, type ApiError } from './errors.js';
 import { headerNeedle, headerValueAt, setHeader } from './headers.js';
 import { goJson } from './json.js';
 import { PubAckWriter } from './pub-ack.js';
-import {
-  republishSubject,
-  storeConfigOf,
-  streamConfigJson,
-  type StreamConfig,
-} from './stream-config.js';
+import { storeConfigOf, streamConfigJson, type StreamConfig } from './stream-config.js';
+import { SubjectTransform } from '../subjects/transform.js';
 import {
   EMPTIED_FIRST_TS,
   StoreError,
@@ -146,6 +142,8 @@ export class Stream {
   private readonly ackMarks: number[] = [];
   /** An onDurable callback is due (acksDurable). */
   private durableWait = false;
+  /** The republish mapping (an update can not change it). */
+  private readonly republishTo: SubjectTransform | null;
   closed = false;
 
   constructor(
@@ -159,6 +157,10 @@ export class Stream {
     this.created = created;
     this.pubAcks = new PubAckWriter(cfg.name, host.domain);
     this.lastSeq = store.state().lastSeq;
+    this.republishTo =
+      cfg.republish === null
+        ? null
+        : SubjectTransform.create(cfg.republish.src, cfg.republish.dest);
     store.registerStorageUpdates(this.onStorageUpdate);
   }
 
@@ -193,7 +195,8 @@ export class Stream {
     const cfg = this.cfg;
     const canRespond = !cfg.noAck && reply !== null && reply !== '';
     if (cfg.sealed) {
-      if (canRespond) this.respondError(reply, JsErr.streamSealed());
+      // The reference answers this one even on a no_ack stream.
+      if (reply !== null && reply !== '') this.respondError(reply, JsErr.streamSealed());
       return;
     }
     let msgId = '';
@@ -272,8 +275,8 @@ export class Stream {
     // Republish needs the subject's previous sequence before this one is stored.
     let rpSubject = '';
     let rpLast = 0;
-    if (cfg.republish !== null) {
-      rpSubject = republishSubject(cfg.republish, subject);
+    if (this.republishTo !== null) {
+      rpSubject = this.republishTo.match(subject);
       if (rpSubject !== '') rpLast = this.store.loadLastMsg(subject)?.seq ?? 0;
     }
     let seq: number;
@@ -488,8 +491,12 @@ export class Stream {
   }
 
   /** StreamInfo: config, created, state (with the optional details of STREAM.INFO). */
+  /**
+   * The StreamInfo of the API. `withDomain`: the answers that name the JetStream domain
+   * (INFO, LIST, UPDATE; the reference's CREATE and restore leave it out).
+   */
   infoJson(
-    opts: { deletedDetails?: boolean; subjectsFilter?: string } = {},
+    opts: { deletedDetails?: boolean; subjectsFilter?: string; withDomain?: boolean } = {},
   ): Record<string, unknown> {
     const state = this.store.state(opts.deletedDetails === true);
     const st = this.stateJson(state);
@@ -504,7 +511,13 @@ export class Stream {
     if (state.numDeleted > 0) st.num_deleted = state.numDeleted;
     if (state.deleted !== undefined && state.deleted.length > 0) st.deleted = state.deleted;
     st.consumer_count = this.consumers.size;
-    return { config: streamConfigJson(this.cfg), created: rfc3339Nano(this.created), state: st };
+    const info: Record<string, unknown> = {
+      config: streamConfigJson(this.cfg),
+      created: rfc3339Nano(this.created),
+      state: st,
+    };
+    if (opts.withDomain === true && this.host.domain !== '') info.domain = this.host.domain;
+    return info;
   }
 }
 

@@ -20,7 +20,7 @@ import {
   streamConfigJson,
   type StreamConfig,
 } from './stream-config.js';
-import { addStream, deleteStream } from './stream-manage.js';
+import { addStream, deleteStream, streamCreatedAdvisory } from './stream-manage.js';
 
 const META = 'meta.inf';
 
@@ -88,6 +88,7 @@ export class StreamTemplate {
       );
       return;
     }
+    streamCreatedAdvisory(jsa, made.stream.cfg);
     // The stream's own subscription came after this message was matched: hand it over.
     made.stream.processMsg(subject, reply, hdr, data);
   }

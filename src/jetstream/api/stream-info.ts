@@ -27,7 +27,7 @@ export function streamInfo(req: ApiRequest): void {
   }
   const stream = req.jsa.streams.get(req.tokens[4]!);
   if (stream === undefined) return fail(req, type, JsErr.streamNotFound(), NO_PAGE);
-  const info = stream.infoJson({ deletedDetails: details });
+  const info = stream.infoJson({ deletedDetails: details, withDomain: true });
   const page = { ...NO_PAGE };
   if (filter !== '') {
     const all = stream.store.subjectsState(filter);

@@ -51,7 +51,9 @@ export function streamList(req: ApiRequest): void {
   const type = 'stream_list_response';
   const sel = selected(req, type);
   if (sel === null) return;
-  const infos = sel.streams.slice(sel.offset, sel.offset + LIST_LIMIT).map((s) => s.infoJson());
+  const infos = sel.streams
+    .slice(sel.offset, sel.offset + LIST_LIMIT)
+    .map((s) => s.infoJson({ withDomain: true }));
   ok(req, type, {
     total: sel.streams.length,
     offset: sel.offset,

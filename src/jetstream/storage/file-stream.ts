@@ -180,8 +180,9 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
     const seq = ++this.lastSeq;
     this.lastTs = Date.now() * 1e6;
     if (this.msgs === 0) {
+      // The reference's file store stamps an empty stream's first time with the skip's.
       this.firstSeq = seq + 1;
-      this.firstTs = 0;
+      this.firstTs = this.lastTs;
     }
     this.markState();
     return seq;
@@ -548,7 +549,9 @@ export class FileStreamStore extends StreamQueries implements StreamStore, Round
       msgs: this.msgs,
       bytes: this.bytes,
       firstSeq: this.firstSeq,
-      firstTs: this.msgs === 0 && this.firstTs !== EMPTIED_FIRST_TS ? 0 : this.firstTs,
+      // Every path that empties the stream sets it: 0 (purge), EMPTIED_FIRST_TS (removals,
+      // recovery) or a skip's time (interest retention with no interest), as the reference.
+      firstTs: this.firstTs,
       lastSeq: this.lastSeq,
       lastTs: this.lastTs,
       numSubjects: this.subjects.size,

@@ -25,6 +25,7 @@ import {
 } from './types.js';
 import { ConsumerBook } from './consumer-state.js';
 import { MemLog } from './memory-log.js';
+import { nowNs } from '../time.js';
 
 const EXPLICIT: ConsumerStoreConfig = { ackPolicy: 'explicit' };
 
@@ -100,7 +101,8 @@ export class MemoryStreamStore implements StreamStore {
 
   skipMsg(): number {
     const seq = ++this.lastSeq;
-    this.lastTs = 0;
+    // The reference's memory store stamps a skipped sequence's time as the last one.
+    this.lastTs = nowNs();
     if (this.msgs.size === 0) this.firstSeq = seq + 1;
     return seq;
   }
