@@ -61,8 +61,8 @@ export const DELETE_WAIT_DEFAULT = 5_000 * MS;
 
 function policy<T extends string>(f: JsonFields, key: string, values: readonly T[], def: T): T {
   const v = f.raw(key);
-  if (v === undefined || v === null) return def;
-  // The reference accepts `undefined` as the zero value of its enums too.
+  // null is invalid JSON as well: Go hands it to the enum's UnmarshalJSON, which refuses it.
+  if (v === undefined) return def;
   if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
   f.ok = false;
   return def;
@@ -73,7 +73,9 @@ export function decodeConsumerConfig(f: JsonFields): ConsumerConfig | null {
     durable: f.str('durable_name'),
     name: f.str('name'),
     description: f.str('description'),
-    deliverPolicy: policy(f, 'deliver_policy', DELIVER, 'all'),
+    // The reference's DeliverPolicy also reads "undefined" as all.
+    deliverPolicy:
+      f.raw('deliver_policy') === 'undefined' ? 'all' : policy(f, 'deliver_policy', DELIVER, 'all'),
     optStartSeq: f.uint('opt_start_seq'),
     optStartTime: f.time('opt_start_time'),
     ackPolicy: policy(f, 'ack_policy', ['none', 'all', 'explicit'] as const, 'none'),

@@ -140,3 +140,42 @@ test('random and hostile API bodies get JSON answers and leave the data intact',
     }
   });
 });
+
+test("consumer policies as the reference's enums read them: null and other case refused, deliver 'undefined' is all", async () => {
+  // Recorded from nats-server 2.9.10 -js: Go hands null to an enum's UnmarshalJSON, which
+  // knows only its exact lower-case words (and DeliverPolicy "undefined").
+  const invalid = {
+    type: 'io.nats.jetstream.api.v1.consumer_create_response',
+    error: { code: 400, err_code: 10025, description: 'invalid JSON' },
+  };
+  await withServer({ jetstream: true }, async (s) => {
+    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+    try {
+      await ask(nc, '$JS.API.STREAM.CREATE.E', enc.encode('{"name":"E","subjects":["e.>"]}'));
+      const create = (name: string, cfg: object): Promise<unknown> =>
+        ask(
+          nc,
+          `$JS.API.CONSUMER.DURABLE.CREATE.E.${name}`,
+          enc.encode(JSON.stringify({ stream_name: 'E', config: { durable_name: name, ...cfg } })),
+        );
+      assert.deepEqual(await create('c1', { ack_policy: null }), invalid);
+      assert.deepEqual(await create('c2', { deliver_policy: null }), invalid);
+      assert.deepEqual(await create('c3', { replay_policy: null }), invalid);
+      assert.deepEqual(await create('c5', { ack_policy: 'Explicit' }), invalid);
+      const made = (await create('c4', { deliver_policy: 'undefined' })) as {
+        config: Record<string, unknown>;
+      };
+      assert.deepEqual(made.config, {
+        durable_name: 'c4',
+        deliver_policy: 'all',
+        ack_policy: 'none',
+        max_deliver: -1,
+        replay_policy: 'instant',
+        max_waiting: 512,
+        num_replicas: 0,
+      });
+    } finally {
+      await nc.close();
+    }
+  });
+});
