@@ -450,18 +450,48 @@ export class Links implements AccountLinks {
     }
     if (r.once) map.delete(subject);
     const reply = m.replyStart >= 0 ? m.argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
+    // A message routed on the `_R_.` subject under a name of its own (a JetStream pull
+    // delivery: the stream's subject) keeps that name on its way back, as the reference's.
+    const named = m.argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
+    const wire = named === subject ? r.reply : named;
     fromService++;
     try {
-      return r.target.route(publisher, r.reply, new MappedMessage(m, r.reply, reply));
+      return r.target.route(publisher, r.reply, new MappedMessage(m, wire, reply));
     } finally {
       fromService--;
     }
+  }
+
+  /** Where a response on `reply` (an `_R_.` subject) would go back to now, if anywhere. */
+  responseRoute(reply: string): ResponseRoute | undefined {
+    const r = this.responses?.get(reply);
+    return r !== undefined && r.expires > Date.now() ? r : undefined;
   }
 
   /** Pending response routes, for tests and monitoring. */
   get pendingResponses(): number {
     return this.responses?.size ?? 0;
   }
+}
+
+/**
+ * Whether `reply`, an `_R_.` subject of `exporter` (a request that came through a service
+ * import), still has a listener where it leads back to: followed through every import
+ * on the way, as the reference's trackDownAccountAndInterest, to the requester's own
+ * account and reply subject.
+ */
+export function awaitsResponse(exporter: Account, reply: string): boolean {
+  let account = exporter;
+  let subject = reply;
+  for (let hops = 0; hops < MAX_DEPTH && subject.startsWith('_R_.'); hops++) {
+    const r = account.links instanceof Links ? account.links.responseRoute(subject) : undefined;
+    if (r === undefined) break;
+    account = r.target;
+    subject = r.reply;
+  }
+  if (account === exporter) return false;
+  const found = account.sublist.match(subject);
+  return found.psubs.length > 0 || found.qsubs.length > 0;
 }
 
 function linksOf(a: Account): Links {

@@ -2,6 +2,7 @@
 // subscriptions and publishes acks, deliveries and API responses), its limits and usage,
 // and the `$JS.API.>` subscription that hands requests to the API router.
 
+import { awaitsResponse } from '../auth/accounts.js';
 import type { Account } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import type { PublishedMessage } from '../server/message.js';
@@ -169,9 +170,15 @@ export class JsAccount implements StreamHost {
     this.client.removeSubscription(sub);
   }
 
+  /**
+   * Whether anyone listens on `subject`. A reply that leads back through a service
+   * import (`_R_.`, a pull request made from another account) counts while its way back
+   * lasts: the reference's exporter listens on those subjects itself.
+   */
   hasInterest(subject: string): boolean {
     const r = this.account.sublist.match(subject);
-    return r.psubs.length > 0 || r.qsubs.length > 0;
+    if (r.psubs.length > 0 || r.qsubs.length > 0) return true;
+    return subject.startsWith('_R_.') && awaitsResponse(this.account, subject);
   }
 
   /**
