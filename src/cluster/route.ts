@@ -14,6 +14,7 @@ import { Subscription, type RouteSink } from '../server/subscription.js';
 import { isValidSubscribeSubject } from '../subjects/validate.js';
 import type { Cluster } from './cluster.js';
 import { deliverRouted } from './inbound.js';
+import { fromRoute, toRoute } from './js-deliver.js';
 import type { RouteUrl } from './options.js';
 import { RouteParseFailure, RouteParser, type RouteParserHandler } from './parser.js';
 import { describeSession, RouteTlsError } from './tls.js';
@@ -227,8 +228,8 @@ export class Route implements RouteParserHandler, RouteSink {
     this.cluster.fanout.mark(frame, this, queue);
   }
 
-  send(frame: number, account: Account, _subject: string, m: PublishedMessage): number {
-    return this.cluster.fanout.send(frame, account, m);
+  send(frame: number, account: Account, subject: string, m: PublishedMessage): number {
+    return this.cluster.fanout.send(frame, account, toRoute(subject, m));
   }
 
   // ---- RouteParserHandler ------------------------------------------------------
@@ -419,7 +420,7 @@ export class Route implements RouteParserHandler, RouteSink {
         queues.push(b.toString('latin1', p.fieldStart[f], p.fieldEnd[f]));
       }
     }
-    deliverRouted(account, subject, p, queues);
+    deliverRouted(account, subject, fromRoute(p), queues);
   }
 
   onFailure(kind: RouteParseFailure, detail: string): void {

@@ -1,0 +1,161 @@
+// JetStream deliveries across routes, as nats-server carries them: a delivery is routed on
+// its inbox or deliver subject and takes its stream subject along after an `@` at the end
+// of the ack reply (`RMSG $G _INBOX.x $JS.ACK.S.C.1.1.1.<ts>.0@w.1 3`), which the server
+// of the receiving client takes off again. Both ways: a wirebus node in a cluster of
+// nats-server -js nodes, and nats-server's clients using a wirebus node's JetStream.
+// Skipped, with the reason, only where nats-server cannot be installed.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { AckPolicy, connect, type Msg, type NatsConnection } from 'nats';
+import {
+  closeAll,
+  referenceMissing,
+  routeUrl,
+  sleep,
+  startNode,
+  startReference,
+  waitForAsync,
+  type Node,
+  type ReferenceServer,
+} from './helpers.js';
+
+const missing = referenceMissing();
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** One pull of one message by hand, as a client on `nc` sees it. */
+async function pullOne(nc: NatsConnection, stream: string, consumer: string): Promise<Msg> {
+  const inbox = `_INBOX.pull.${stream}`;
+  const got: Msg[] = [];
+  const sub = nc.subscribe(inbox, { callback: (_e, m) => got.push(m) });
+  nc.publish(
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
+    enc.encode('{"batch":1,"expires":3000000000}'),
+    {
+      reply: inbox,
+    },
+  );
+  await waitForAsync('a pulled message', () => Promise.resolve(got.length > 0), 5000);
+  sub.unsubscribe();
+  return got[0]!;
+}
+
+describe('JetStream deliveries across routes', { skip: missing ?? false }, () => {
+  it("a wirebus node in a nats-server JetStream cluster: its clients pull, see the stream's subject and ack", async () => {
+    const refs: ReferenceServer[] = [];
+    let node: Node | null = null;
+    const clients: NatsConnection[] = [];
+    try {
+      // nats-server's JetStream cluster wants routes configured: each is given the
+      // wirebus node's, and the mesh forms by gossip.
+      node = await startNode();
+      for (const name of ['r1', 'r2', 'r3']) {
+        const dir = mkdtempSync(join(tmpdir(), 'wirebus-jsr-'));
+        dirs.push(dir);
+        refs.push(await startReference([routeUrl(node)], ['-js', '-sd', dir, '-n', name]));
+      }
+      const admin = await connect({ servers: refs[0]!.url });
+      clients.push(admin);
+      const jsm = await admin.jetstreamManager({ checkAPI: false });
+      // The meta group elects its leader a moment after the nodes meet.
+      await waitForAsync(
+        'a JetStream meta leader',
+        async () =>
+          await jsm.getAccountInfo().then(
+            () => true,
+            () => false,
+          ),
+        15_000,
+      );
+      await jsm.streams.add({ name: 'M', subjects: ['m.>'], num_replicas: 3 });
+      await jsm.consumers.add('M', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+
+      const nc = await connect({ servers: `127.0.0.1:${node.port}` });
+      clients.push(nc);
+      await waitForAsync(
+        'the stream reachable from the wirebus node',
+        async () =>
+          await nc.request('m.1', enc.encode('hi'), { timeout: 1000 }).then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+      );
+      const m = await pullOne(nc, 'M', 'd');
+      assert.equal(m.subject, 'm.1');
+      assert.match(m.reply ?? '', /^\$JS\.ACK\.M\.d\.1\.1\.1\.\d+\.0$/);
+      assert.equal(dec.decode(m.data), 'hi');
+      nc.publish(m.reply!, enc.encode('+ACK'));
+      await nc.flush();
+      await waitForAsync(
+        'the ack at the consumer',
+        async () => (await jsm.consumers.info('M', 'd')).ack_floor.stream_seq === 1,
+        5000,
+      );
+      assert.equal((await jsm.consumers.info('M', 'd')).num_ack_pending, 0);
+    } finally {
+      for (const c of clients) await c.close();
+      await closeAll([node]);
+      for (const r of refs) await r.stop();
+    }
+  });
+
+  it("nats-server's clients use a wirebus node's JetStream: pull, push, ack and a KV watch", async () => {
+    const node = await startNode({}, { jetstream: true });
+    const ref = await startReference([routeUrl(node)]);
+    const nc = await connect({ servers: ref.url });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await waitForAsync(
+        "wirebus's JetStream API from the nats-server node",
+        async () =>
+          await jsm.getAccountInfo().then(
+            () => true,
+            () => false,
+          ),
+        5000,
+      );
+      await jsm.streams.add({ name: 'W', subjects: ['w.>'] });
+      await jsm.consumers.add('W', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+      assert.equal((await nc.jetstream().publish('w.1', enc.encode('hey'))).seq, 1);
+      const m = await pullOne(nc, 'W', 'd');
+      assert.equal(m.subject, 'w.1');
+      assert.match(m.reply ?? '', /^\$JS\.ACK\.W\.d\.1\.1\.1\.\d+\.0$/);
+      nc.publish(m.reply!, enc.encode('+ACK'));
+      await nc.flush();
+      await waitForAsync(
+        'the ack at the consumer',
+        async () => (await jsm.consumers.info('W', 'd')).num_ack_pending === 0,
+        5000,
+      );
+      // Push: the KV watch is an ordered push consumer delivering to an inbox.
+      const kv = await nc.jetstream().views.kv('B');
+      const seen: string[] = [];
+      const watch = await kv.watch();
+      const watching = (async () => {
+        for await (const e of watch) {
+          seen.push(`${e.key}=${dec.decode(e.value)}`);
+          if (e.key === 'b') break;
+        }
+      })();
+      await kv.put('a', enc.encode('1'));
+      await kv.put('b', enc.encode('2'));
+      await watching;
+      assert.deepEqual(seen, ['a=1', 'b=2']);
+      assert.equal((await kv.get('a'))?.string(), '1');
+    } finally {
+      await nc.close();
+      await ref.stop();
+      await closeAll([node]);
+      await sleep(0);
+    }
+  });
+});
