@@ -21,7 +21,7 @@ import {
   parseAckSubject,
 } from './ack-subject.js';
 import { DeliveryMessage } from './delivery-message.js';
-import { goJsonCheck, goTypeError, type GoFieldType } from './go-json.js';
+import { goField, goJsonCheck, goTypeError, type GoFieldType } from './go-json.js';
 import { PullQueue, type PullRequest } from './pull-queue.js';
 import { parseGoDuration } from '../config/duration.js';
 
@@ -1296,9 +1296,7 @@ function parseNextRequest(body: Buffer): NextRequest | string {
     if (typeError !== null) return typeError;
     const v: Record<string, unknown> = {};
     for (const m of members) {
-      const name = Object.keys(NEXT_REQUEST_FIELDS).find(
-        (f) => f.toLowerCase() === m.key.toLowerCase(),
-      );
+      const name = goField(NEXT_REQUEST_FIELDS, m.key);
       // null leaves a field as it was, as in Go.
       if (name !== undefined && m.raw !== 'null') v[name] = JSON.parse(m.raw);
     }

@@ -4,16 +4,24 @@
 // type errors of a top-level object decoded into a struct.
 
 const UNEXPECTED_END = 'unexpected end of JSON input';
-/** The scanner's answer after a comma: another member or element follows. */
-const MORE = ',';
+
+/** strconv.Quote's named escapes. */
+const NAMED_ESCAPES: Readonly<Record<number, string>> = {
+  7: '\\a',
+  8: '\\b',
+  9: '\\t',
+  10: '\\n',
+  11: '\\v',
+  12: '\\f',
+  13: '\\r',
+  0x5c: '\\\\',
+};
 
 /** The scanner's quoteChar: a byte as `'x'`, with Go's escapes for the unprintable. */
 function quoteChar(c: number): string {
   if (c === 0x27) return "'\\''";
   if (c === 0x22) return `'"'`;
-  const named: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v' };
-  const more: Record<number, string> = { 12: '\\f', 13: '\\r', 0x5c: '\\\\' };
-  const s = named[c] ?? more[c];
+  const s = NAMED_ESCAPES[c];
   if (s !== undefined) return `'${s}'`;
   if (c < 0x20 || c === 0x7f) return `'\\x${c.toString(16).padStart(2, '0')}'`;
   // strconv.Quote writes the unprintable runes of U+0080..U+00FF as \u escapes.
@@ -37,18 +45,29 @@ export interface RawMember {
   raw: string;
 }
 
+/** Go's maxNestingDepth: deeper bodies are a syntax error, not a deeper recursion. */
+const MAX_DEPTH = 10000;
+const OBJECT_END = 0x7d;
+const ARRAY_END = 0x5d;
+
 /**
  * Checks `b` as Go's checkValid does; returns Go's error text, or the top-level object's
- * members (empty when the value is not an object) when it is valid JSON.
+ * members (empty when the value is not an object) when it is valid JSON. Iterative, with
+ * the open containers on a stack, so that no body can overflow the call stack.
  */
 export function goJsonCheck(b: Buffer): string | RawMember[] {
   let i = 0;
   const n = b.length;
   const members: RawMember[] = [];
+  /** The closing byte of each open object or array, outermost first. */
+  const open: number[] = [];
+  /** A top-level member whose value is being read: its key and where the value starts. */
+  let key = '';
+  let valueStart = -1;
   const skip = (): void => {
     while (i < n && isSpace(b[i]!)) i++;
   };
-  /** A string starting at i (an opening quote); its end, or an error text. */
+  /** A string starting at i (an opening quote); null at its end, or an error text. */
   const string = (): string | null => {
     i++;
     while (i < n) {
@@ -111,82 +130,86 @@ export function goJsonCheck(b: Buffer): string | RawMember[] {
     }
     return null;
   };
-  /**
-   * After a member or element: MORE after a comma, null after the closing `close`, or
-   * the error text (`context` says where the scanner was).
-   */
-  const separator = (close: number, context: string): string | null => {
+  /** An object's key at i (after spaces) and its colon; notes a top-level member's. */
+  const memberKey = (): string | null => {
     skip();
     if (i >= n) return UNEXPECTED_END;
-    const c = b[i++]!;
-    if (c === 0x2c) return MORE;
-    if (c === close) return null;
-    return invalid(c, context);
+    if (b[i] !== 0x22) return invalid(b[i]!, 'looking for beginning of object key string');
+    const keyStart = i;
+    const err = string();
+    if (err !== null) return err;
+    const text = b.toString('utf8', keyStart, i);
+    skip();
+    if (i >= n) return UNEXPECTED_END;
+    if (b[i] !== 0x3a) return invalid(b[i]!, 'after object key');
+    i++;
+    if (open.length === 1) {
+      key = JSON.parse(text) as string;
+      skip();
+      valueStart = i;
+    }
+    return null;
   };
-  /** A value at i (after spaces); `depth` 0 is the top level. */
-  const value = (depth: number): string | null => {
+  for (;;) {
+    // A value at i (after spaces).
     skip();
     if (i >= n) return UNEXPECTED_END;
     const c = b[i]!;
-    if (c === 0x7b) return object(depth);
-    if (c === 0x5b) return array(depth);
-    if (c === 0x22) return string();
-    if (c === 0x74) return literal('true');
-    if (c === 0x66) return literal('false');
-    if (c === 0x6e) return literal('null');
-    if (c === 0x2d || isDigit(c)) return number();
-    return invalid(c, 'looking for beginning of value');
-  };
-  const object = (depth: number): string | null => {
-    i++;
-    skip();
-    if (i >= n) return UNEXPECTED_END;
-    if (b[i] === 0x7d) {
+    let err: string | null = null;
+    let opened = false;
+    if (c === 0x7b || c === 0x5b) {
+      if (open.length >= MAX_DEPTH) return invalid(c, 'exceeded max depth');
+      const end = c === 0x7b ? OBJECT_END : ARRAY_END;
       i++;
-      return null;
-    }
-    for (;;) {
+      open.push(end);
       skip();
       if (i >= n) return UNEXPECTED_END;
-      if (b[i] !== 0x22) return invalid(b[i]!, 'looking for beginning of object key string');
-      const keyStart = i;
-      const err = string();
-      if (err !== null) return err;
-      const key = b.toString('utf8', keyStart, i);
+      if (b[i] === end) {
+        i++;
+        open.pop();
+      } else {
+        opened = true;
+        if (end === OBJECT_END) err = memberKey();
+      }
+    } else if (c === 0x22) err = string();
+    else if (c === 0x74) err = literal('true');
+    else if (c === 0x66) err = literal('false');
+    else if (c === 0x6e) err = literal('null');
+    else if (c === 0x2d || isDigit(c)) err = number();
+    else return invalid(c, 'looking for beginning of value');
+    if (err !== null) return err;
+    if (opened) continue;
+    // A value ended: close what it ends, until a comma asks for the next value.
+    for (;;) {
+      if (open.length === 0) {
+        skip();
+        if (i < n) return invalid(b[i]!, 'after top-level value');
+        return members;
+      }
+      if (open.length === 1 && valueStart >= 0) {
+        members.push({ key, raw: b.toString('utf8', valueStart, i) });
+        valueStart = -1;
+      }
+      const end = open[open.length - 1]!;
       skip();
       if (i >= n) return UNEXPECTED_END;
-      if (b[i] !== 0x3a) return invalid(b[i]!, 'after object key');
-      i++;
-      skip();
-      const valueStart = i;
-      const verr = value(depth + 1);
-      if (verr !== null) return verr;
-      if (depth === 0)
-        members.push({ key: JSON.parse(key) as string, raw: b.toString('utf8', valueStart, i) });
-      const next = separator(0x7d, 'after object key:value pair');
-      if (next !== MORE) return next;
+      const s = b[i++]!;
+      if (s === 0x2c) {
+        if (end === OBJECT_END) {
+          const kerr = memberKey();
+          if (kerr !== null) return kerr;
+        }
+        break;
+      }
+      if (s !== end) {
+        return invalid(
+          s,
+          end === OBJECT_END ? 'after object key:value pair' : 'after array element',
+        );
+      }
+      open.pop();
     }
-  };
-  const array = (depth: number): string | null => {
-    i++;
-    skip();
-    if (i >= n) return UNEXPECTED_END;
-    if (b[i] === 0x5d) {
-      i++;
-      return null;
-    }
-    for (;;) {
-      const err = value(depth + 1);
-      if (err !== null) return err;
-      const next = separator(0x5d, 'after array element');
-      if (next !== MORE) return next;
-    }
-  };
-  const err = value(0);
-  if (err !== null) return err;
-  skip();
-  if (i < n) return invalid(b[i]!, 'after top-level value');
-  return members;
+  }
 }
 
 /** A Go struct field's type, for the type errors of a decode into it. */
@@ -208,6 +231,16 @@ function mismatch(raw: string, type: GoFieldType): string {
   return v >= INT64_LIMIT || v < -INT64_LIMIT ? `number ${raw}` : '';
 }
 
+/** The struct field a JSON key fills: Go matches keys case-insensitively. */
+export function goField(
+  fields: Readonly<Record<string, GoFieldType>>,
+  key: string,
+): string | undefined {
+  const lower = key.toLowerCase();
+  for (const f in fields) if (f.toLowerCase() === lower) return f;
+  return undefined;
+}
+
 /**
  * The first UnmarshalTypeError of decoding `members` into Go struct `struct` whose JSON
  * fields are `fields`, or null: keys match case-insensitively, unknown keys are skipped.
@@ -218,7 +251,7 @@ export function goTypeError(
   fields: Readonly<Record<string, GoFieldType>>,
 ): string | null {
   for (const m of members) {
-    const name = Object.keys(fields).find((f) => f.toLowerCase() === m.key.toLowerCase());
+    const name = goField(fields, m.key);
     if (name === undefined) continue;
     const type = fields[name]!;
     const got = mismatch(m.raw, type);

@@ -179,3 +179,37 @@ test("consumer policies as the reference's enums read them: null and other case 
     }
   });
 });
+
+test("a pull request nested past Go's depth limit gets its decoder's error, as the reference", async () => {
+  // Recorded from nats-server 2.9.10 -js: its json.Unmarshal stops at 10,000 open objects
+  // and arrays (the body's own object counts); a body 20,000 deep must not overflow
+  // wirebus's stack either.
+  const nested = (depth: number): Uint8Array =>
+    enc.encode('{"batch":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
+  const tooDeep = "400 Bad Request - invalid character '[' exceeded max depth";
+  const notAnInt =
+    '400 Bad Request - json: cannot unmarshal array into Go struct field JSApiConsumerGetNextRequest.batch of type int';
+  await withServer({ jetstream: true }, async (s) => {
+    const nc = await connect({ servers: `127.0.0.1:${s.port}` });
+    try {
+      await ask(nc, '$JS.API.STREAM.CREATE.D', enc.encode('{"name":"D","subjects":["d"]}'));
+      await ask(
+        nc,
+        '$JS.API.CONSUMER.DURABLE.CREATE.D.p',
+        enc.encode('{"stream_name":"D","config":{"durable_name":"p","ack_policy":"explicit"}}'),
+      );
+      for (const [depth, status] of [
+        [20000, tooDeep],
+        [10000, tooDeep],
+        [9999, notAnInt],
+      ] as const) {
+        const m = await nc.request('$JS.API.CONSUMER.MSG.NEXT.D.p', nested(depth), {
+          timeout: 2000,
+        });
+        assert.equal(`${m.headers?.code} ${m.headers?.description}`, status, `depth ${depth}`);
+      }
+    } finally {
+      await nc.close();
+    }
+  });
+});
