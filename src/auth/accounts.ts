@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import type { Account, AccountLinks } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import { deliver } from '../server/delivery.js';
-import type { PublishedMessage } from '../server/message.js';
+import { otherOwnSubject, type PublishedMessage } from '../server/message.js';
 import { type InternalHandler, type ShadowTarget, Subscription } from '../server/subscription.js';
 import { Sublist, type Indexed } from '../subjects/sublist.js';
 import { hasWildcard, isValidSubject } from '../subjects/validate.js';
@@ -452,8 +452,7 @@ export class Links implements AccountLinks {
     const reply = m.replyStart >= 0 ? m.argBuf.toString('latin1', m.replyStart, m.replyEnd) : null;
     // A message routed on the `_R_.` subject under a name of its own (a JetStream pull
     // delivery: the stream's subject) keeps that name on its way back, as the reference's.
-    const named = m.argBuf.toString('latin1', m.subjectStart, m.subjectEnd);
-    const wire = named === subject ? r.reply : named;
+    const wire = otherOwnSubject(m, subject) ?? r.reply;
     fromService++;
     try {
       return r.target.route(publisher, r.reply, new MappedMessage(m, wire, reply));

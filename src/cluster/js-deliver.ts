@@ -7,9 +7,11 @@
 // and the receiving server delivers `MSG orders.new <sid> $JS.ACK.S.C.1.1.1.<ts>.0 2`
 // (the reference's processMsgResults and msgHeaderForRouteOrLeaf; only replies under
 // `$JS.ACK.` are read that way). Both directions allocate only for such deliveries.
+// The only messages routed under a name other than their own are JetStream deliveries,
+// and every one carries an ack reply, so checking replies under `$JS.ACK.` finds them all.
 
 import { MappedMessage } from '../auth/accounts.js';
-import type { PublishedMessage } from '../server/message.js';
+import { otherOwnSubject, type PublishedMessage } from '../server/message.js';
 
 const ACK_PREFIX = Buffer.from('$JS.ACK.', 'latin1');
 
@@ -24,10 +26,13 @@ function ackReply(m: PublishedMessage): boolean {
 /** m as it goes to a route when it is routed on `subject`: its own subject after `@`. */
 export function toRoute(subject: string, m: PublishedMessage): PublishedMessage {
   if (!ackReply(m)) return m;
-  const b = m.argBuf;
-  const own = b.toString('latin1', m.subjectStart, m.subjectEnd);
-  if (own === subject) return m;
-  return new MappedMessage(m, subject, `${b.toString('latin1', m.replyStart, m.replyEnd)}@${own}`);
+  const own = otherOwnSubject(m, subject);
+  if (own === null) return m;
+  return new MappedMessage(
+    m,
+    subject,
+    `${m.argBuf.toString('latin1', m.replyStart, m.replyEnd)}@${own}`,
+  );
 }
 
 /** A routed message with its subject after `@` in an ack reply: delivered under that subject. */

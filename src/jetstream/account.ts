@@ -114,26 +114,13 @@ export class JsAccount implements StreamHost {
 
   // ---- StreamHost ---------------------------------------------------------------
 
-  publish(
-    subject: string,
-    reply: string | null,
-    hdr: Buffer | null,
-    data: Buffer,
-    deliverAs?: string,
-  ): number {
-    return this.js.server.publishInternal(
-      this.client,
-      subject,
-      reply,
-      data,
-      hdr,
-      deliverAs ?? null,
-    );
+  publish(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): number {
+    return this.js.server.publishInternal(this.client, subject, reply, data, hdr);
   }
 
   /** A request's answer (StreamHost.reply): its reply subject's match is not cached. */
   reply(subject: string, hdr: Buffer | null, data: Buffer): number {
-    return this.js.server.publishInternal(this.client, subject, null, data, hdr, null, true);
+    return this.js.server.publishInternal(this.client, subject, null, data, hdr, true);
   }
 
   /**

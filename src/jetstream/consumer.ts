@@ -358,13 +358,7 @@ export class Consumer implements StreamConsumer {
         // The reference counts the ack subject in a message's size.
         const size =
           msg.subject.length +
-          this.ackPrefix.length +
-          digits(dc) +
-          digits(seq) +
-          digits(this.dseq) +
-          digits(msg.ts) +
-          digits(this.npc) +
-          4 +
+          this.ackReplyLength(dc, seq, this.dseq, msg.ts) +
           msg.dataEnd -
           msg.hdrStart;
         if (size > req.bytesLeft) {
@@ -533,10 +527,21 @@ export class Consumer implements StreamConsumer {
     }
     // The store was opened with the ack policy: without acks it moves the floor itself.
     this.store.updateDelivered(dseq, seq, dc, now);
-    this.host.deliver(
-      target,
-      this.out.set(msg.subject, dc, seq, dseq, msg.ts, this.npc, buf, hdrStart, dataStart, dataEnd),
+    const out = this.out.set(
+      msg.subject,
+      dc,
+      seq,
+      dseq,
+      msg.ts,
+      this.npc,
+      buf,
+      hdrStart,
+      dataStart,
+      dataEnd,
     );
+    // Its ack reply's length, for flow control's count, before routing may reuse it.
+    const replyLength = out.replyEnd - out.replyStart;
+    this.host.deliver(target, out);
     const size = msg.subject.length + dataEnd - hdrStart;
     if (cfg.rateLimit > 0) {
       const bits = size * 8;
@@ -546,15 +551,7 @@ export class Consumer implements StreamConsumer {
     if (!acks && this.stream.cfg.retention !== 'limits') this.stream.ackedBy(seq, msg.subject);
     if (push && cfg.flowControl) {
       // The reference counts the ack subject too.
-      const wire =
-        size +
-        this.ackPrefix.length +
-        digits(dc) +
-        digits(seq) +
-        digits(dseq) +
-        digits(msg.ts) +
-        digits(this.npc) +
-        4;
+      const wire = size + replyLength;
       this.fcPending += wire;
       if (this.fcReply === '') {
         if (this.fcPending > this.fcWindow / 2) this.sendFlowControl();
@@ -563,6 +560,19 @@ export class Consumer implements StreamConsumer {
       }
     }
     return size;
+  }
+
+  /** The length of a delivery's ack reply (`<prefix><dc>.<sseq>.<dseq>.<ts>.<pending>`). */
+  private ackReplyLength(dc: number, seq: number, dseq: number, ts: number): number {
+    return (
+      this.ackPrefix.length +
+      digits(dc) +
+      digits(seq) +
+      digits(dseq) +
+      digits(ts) +
+      digits(this.npc) +
+      4
+    );
   }
 
   /**

@@ -25,13 +25,7 @@ export interface StreamHost {
   readonly accountName: string;
   /** The JetStream domain ('' for none): PubAcks name it. */
   readonly domain: string;
-  publish(
-    subject: string,
-    reply: string | null,
-    hdr: Buffer | null,
-    data: Buffer,
-    deliverAs?: string,
-  ): number;
+  publish(subject: string, reply: string | null, hdr: Buffer | null, data: Buffer): number;
   /**
    * Routes a message laid out by its sender (a consumer's delivery, DeliveryMessage) to
    * the subscribers of `subject`; returns how many received it.

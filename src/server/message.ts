@@ -27,6 +27,23 @@ export interface PublishedMessage {
   readonly payloadEnd: number;
 }
 
+/**
+ * m's own subject when it is routed on another one (`subject`): a JetStream delivery
+ * goes to a consumer's inbox under the stream's subject. null when the two are the same,
+ * found without making a string.
+ */
+export function otherOwnSubject(m: PublishedMessage, subject: string): string | null {
+  const b = m.argBuf;
+  const start = m.subjectStart;
+  const len = m.subjectEnd - start;
+  if (len === subject.length) {
+    let i = 0;
+    while (i < len && b[start + i] === subject.charCodeAt(i)) i++;
+    if (i === len) return null;
+  }
+  return b.toString('latin1', start, m.subjectEnd);
+}
+
 /** A message published from inside the process, laid out like a parsed PUB/HPUB. */
 export class InternalMessage extends MessageFields implements PublishedMessage {
   /**

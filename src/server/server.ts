@@ -638,9 +638,8 @@ export class Server {
 
   /**
    * Publishes from inside the process; returns how many subscriptions received it.
-   * `deliverAs`, when set, is the subject the MSG lines show while `subject` decides who
-   * receives it: JetStream delivers a stored message to a consumer's subject under the
-   * subject it was published to, as the reference does. `once`: see routeInternal.
+   * `once`: see routeInternal. (A JetStream delivery, routed under a subject other than
+   * its own, is laid out by its consumer and goes through routeInternal.)
    */
   publishInternal(
     c: Client,
@@ -648,13 +647,12 @@ export class Server {
     reply: string | null,
     data: Buffer,
     headers: Buffer | null = null,
-    deliverAs: string | null = null,
     once = false,
   ): number {
     // The shared message serves one publish at a time: one made while another is
     // still being routed (to local subscribers, then to the routes) gets its own.
     const m = (this.internalDepth === 0 ? this.internalMessage : new InternalMessage()).set(
-      deliverAs ?? subject,
+      subject,
       reply,
       headers,
       data,
