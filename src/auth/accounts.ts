@@ -425,7 +425,7 @@ export class Links implements AccountLinks {
     }
   }
 
-  private addResponse(reply: string, route: ResponseRoute): void {
+  addResponse(reply: string, route: ResponseRoute): void {
     const map = this.responses!;
     map.set(reply, route);
     if (map.size > RESPONSES_MAX) {
@@ -491,6 +491,28 @@ export function awaitsResponse(exporter: Account, reply: string): boolean {
   if (account === exporter) return false;
   const found = account.sublist.match(subject);
   return found.psubs.length > 0 || found.qsubs.length > 0;
+}
+
+/**
+ * Routes the response to a request forwarded into `exporter` under `reply` (an `_R_.`
+ * subject the caller made) back to `target`, on the requester's `replyTo`, once: the way
+ * back of a request that entered `exporter` other than through a configured import (the
+ * JetStream API a cluster serves in the system account, src/cluster/js-api.ts).
+ */
+export function expectResponse(
+  exporter: Account,
+  reply: string,
+  target: Account,
+  replyTo: string,
+): void {
+  const l = linksOf(exporter);
+  l.responses ??= new Map();
+  l.addResponse(reply, { target, reply: replyTo, expires: Date.now() + RESPONSE_TTL, once: true });
+}
+
+/** Forgets a way back expectResponse made, when the request went nowhere. */
+export function dropResponse(exporter: Account, reply: string): void {
+  if (exporter.links instanceof Links) exporter.links.responses?.delete(reply);
 }
 
 function linksOf(a: Account): Links {

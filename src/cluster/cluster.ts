@@ -24,6 +24,7 @@ import { PROTOCOL_VERSION } from '../server/version.js';
 import { Fanout } from './fanout.js';
 import { parseRemoteInfo, parseRouteConnect, type RemoteInfo, type RouteConnect } from './info.js';
 import { Interest, interestLine } from './interest.js';
+import { JetStreamApiImport, systemAccountFor } from './js-api.js';
 import {
   CONNECT_ERROR_REPORTS,
   ROUTE_CONNECT_DELAY,
@@ -67,6 +68,11 @@ export class Cluster implements ClusterHooks {
   readonly remotes = new Map<string, Route>();
   /** When the client URLs last changed (ms since epoch). */
   urlsChangedAt = 0;
+  /**
+   * Without JetStream here: the system account's JetStream API, served by other servers
+   * of the cluster, imported into this server's accounts (js-api.ts). Null otherwise.
+   */
+  jsApi: JetStreamApiImport | null = null;
 
   private readonly connections = new Set<Route>();
   private readonly configured: RouteUrl[] = [];
@@ -162,7 +168,39 @@ export class Cluster implements ClusterHooks {
     const address = listener.address();
     this.port = typeof address === 'object' && address !== null ? address.port : o.port;
     server.logger.info(`Listening for route connections on ${joinHostPort(o.host, this.port)}`);
+    this.importJetStreamApi();
     for (const u of this.configured) void this.connect(u, true, true);
+  }
+
+  /**
+   * A server without JetStream reaches the cluster's through the system account, as
+   * nats-server does (js-api.ts); the accounts that have it follow config reloads.
+   */
+  private importJetStreamApi(): void {
+    const server = this.server;
+    if (server.jetstream !== null) return;
+    const system = systemAccountFor(server);
+    if (system === null) return;
+    const api = new JetStreamApiImport(server, system, this);
+    this.jsApi = api;
+    api.sync();
+    server.reloadHooks.push({
+      name: 'jetstream-api-import',
+      // Once every layer's work ran: the security layer puts the new accounts in place.
+      prepare: () => () => {
+        queueMicrotask(() => {
+          if (!this.stopping) api.sync();
+        });
+      },
+    });
+  }
+
+  /** The account a route names: one of the server's, or the system account of js-api.ts. */
+  accountNamed(name: string): Account | undefined {
+    const a = this.server.accounts.get(name);
+    if (a !== undefined) return a;
+    const api = this.jsApi;
+    return api !== null && api.system.name === name ? api.system : undefined;
   }
 
   private accept(socket: Socket): void {
@@ -457,6 +495,14 @@ export class Cluster implements ClusterHooks {
     for (const r of this.routes.values()) r.sendProto(line);
   }
 
+  /** Interest of this server's own, without a subscription (js-api.ts's responses). */
+  announce(account: Account, subject: string): void {
+    const change = this.interest.update(account.name, subject, null, 1);
+    if (change === null || this.routes.size === 0 || !this.canImport(subject)) return;
+    const line = interestLine(change);
+    for (const r of this.routes.values()) r.sendProto(line);
+  }
+
   /** All of this server's interest, to a route that just registered. */
   private sendSubs(route: Route): void {
     for (const change of this.interest.all()) {
@@ -693,6 +739,7 @@ export class Cluster implements ClusterHooks {
 
   private async shutdown(): Promise<void> {
     this.stopping = true;
+    this.jsApi?.close();
     for (const s of this.sleepers) s.wake();
     this.sleepers.clear();
     for (const socket of this.dialing) socket.destroy();

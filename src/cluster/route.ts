@@ -329,9 +329,10 @@ export class Route implements RouteParserHandler, RouteSink {
     }
     if (!this.mayTalk()) return;
     const logger = this.cluster.server.logger;
-    const account = this.cluster.server.accounts.get(accName);
+    const account = this.cluster.accountNamed(accName);
     if (account === undefined) {
-      // The reference's own $SYS account has no counterpart here: not an error.
+      // The reference's own $SYS account, where this server does not take it (JetStream
+      // here, or no system account): not an error.
       if (logger.debugEnabled) {
         logger.debug(
           `${this.label()} - Unknown account "${accName}" for remote subject "${subject}"`,
@@ -464,7 +465,7 @@ export class Route implements RouteParserHandler, RouteSink {
     if (end - start === last.length && sameBytes(b, start, last, last.length)) {
       return this.lastAccount;
     }
-    const account = this.cluster.server.accounts.get(b.toString('utf8', start, end));
+    const account = this.cluster.accountNamed(b.toString('utf8', start, end));
     this.lastAccount = account;
     this.lastAccountBytes = Buffer.from(b.subarray(start, end));
     return account;

@@ -803,7 +803,10 @@ export class Client implements ParserHandler {
    * as the reference's log lines.
    */
   label(): string {
-    const base = `${this.ip}:${this.port} - ${this.via?.idTag ?? 'cid'}:${this.cid}`;
+    // A route's messages are written through its connection's Client: `rid`, as the
+    // route's own lines (the reference's label for a ROUTER connection).
+    const tag = this.kind === 'route' ? 'rid' : (this.via?.idTag ?? 'cid');
+    const base = `${this.ip}:${this.port} - ${tag}:${this.cid}`;
     const ncs = [this.version === '' ? '' : 'v' + this.version, this.lang, this.name]
       .filter((part) => part !== '')
       .join(':');

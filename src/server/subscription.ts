@@ -51,13 +51,15 @@ export interface RouteSink {
 }
 
 /**
- * A stream import's stand-in for a subscription of the importing account, placed in
- * the exporting account's index (src/auth/accounts.ts), as the reference's shadow
- * subscription: a message matched there goes on to the importing subscription
- * under the subject the import maps it to.
+ * Where a subscription that stands for something else sends what it matches: a stream
+ * import's stand-in for a subscription of the importing account, placed in the exporting
+ * account's index (src/auth/accounts.ts), as the reference's shadow subscription, which
+ * passes a message on to the importing subscription under the subject the import maps
+ * it to; or the system account's JetStream API import in an account of a server without
+ * JetStream (src/cluster/js-api.ts), which passes a request on to the servers with it.
  */
 export interface ShadowTarget {
-  /** Delivers m to the importing subscription; false when it could not take it. */
+  /** Passes m on; false when it could not be taken (it does not count as delivered). */
   deliver(m: PublishedMessage): boolean;
 }
 
@@ -96,7 +98,7 @@ export class Subscription {
   /** Queue members this one stands for: 1, or for a route the remote group's size. */
   weight = 1;
   /**
-   * Set for a stream import's shadow (see ShadowTarget). Its `internal` is set too,
+   * Set for a subscription that stands for something else (see ShadowTarget). Its `internal` is set too,
    * so that delivery leaves the path of socket subscriptions at the one test it has.
    */
   shadow: ShadowTarget | null = null;

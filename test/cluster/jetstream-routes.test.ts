@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { AckPolicy, connect, type Msg, type NatsConnection } from 'nats';
 import {
   closeAll,
@@ -49,63 +49,140 @@ async function pullOne(nc: NatsConnection, stream: string, consumer: string): Pr
 }
 
 describe('JetStream deliveries across routes', { skip: missing ?? false }, () => {
-  it("a wirebus node in a nats-server JetStream cluster: its clients pull, see the stream's subject and ack", async () => {
-    const refs: ReferenceServer[] = [];
-    let node: Node | null = null;
-    const clients: NatsConnection[] = [];
-    try {
-      // nats-server's JetStream cluster wants routes configured: each is given the
-      // wirebus node's, and the mesh forms by gossip.
-      node = await startNode();
-      for (const name of ['r1', 'r2', 'r3']) {
-        const dir = mkdtempSync(join(tmpdir(), 'wirebus-jsr-'));
-        dirs.push(dir);
-        refs.push(await startReference([routeUrl(node)], ['-js', '-sd', dir, '-n', name]));
-      }
-      const admin = await connect({ servers: refs[0]!.url });
-      clients.push(admin);
-      const jsm = await admin.jetstreamManager({ checkAPI: false });
-      // The meta group elects its leader a moment after the nodes meet.
-      await waitForAsync(
-        'a JetStream meta leader',
-        async () =>
-          await jsm.getAccountInfo().then(
-            () => true,
-            () => false,
-          ),
-        15_000,
-      );
-      await jsm.streams.add({ name: 'M', subjects: ['m.>'], num_replicas: 3 });
-      await jsm.consumers.add('M', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+  // A wirebus node without JetStream in a cluster of three nats-server -js nodes.
+  let node: Node | null = null;
+  const refs: ReferenceServer[] = [];
+  const clients: NatsConnection[] = [];
+  let admin: NatsConnection;
 
-      const nc = await connect({ servers: `127.0.0.1:${node.port}` });
-      clients.push(nc);
-      await waitForAsync(
-        'the stream reachable from the wirebus node',
-        async () =>
-          await nc.request('m.1', enc.encode('hi'), { timeout: 1000 }).then(
-            () => true,
-            () => false,
-          ),
-        10_000,
-      );
-      const m = await pullOne(nc, 'M', 'd');
-      assert.equal(m.subject, 'm.1');
-      assert.match(m.reply ?? '', /^\$JS\.ACK\.M\.d\.1\.1\.1\.\d+\.0$/);
-      assert.equal(dec.decode(m.data), 'hi');
-      nc.publish(m.reply!, enc.encode('+ACK'));
-      await nc.flush();
-      await waitForAsync(
-        'the ack at the consumer',
-        async () => (await jsm.consumers.info('M', 'd')).ack_floor.stream_seq === 1,
-        5000,
-      );
-      assert.equal((await jsm.consumers.info('M', 'd')).num_ack_pending, 0);
-    } finally {
-      for (const c of clients) await c.close();
-      await closeAll([node]);
-      for (const r of refs) await r.stop();
+  before(async () => {
+    if (missing !== null) return;
+    // nats-server's JetStream cluster wants routes configured: each is given the
+    // wirebus node's, and the mesh forms by gossip.
+    node = await startNode({}, { serverName: 'wb' });
+    for (const name of ['r1', 'r2', 'r3']) {
+      const dir = mkdtempSync(join(tmpdir(), 'wirebus-jsr-'));
+      dirs.push(dir);
+      refs.push(await startReference([routeUrl(node)], ['-js', '-sd', dir, '-n', name]));
     }
+    admin = await connect({ servers: refs[0]!.url });
+    clients.push(admin);
+    const jsm = await admin.jetstreamManager({ checkAPI: false });
+    // The meta group elects its leader a moment after the nodes meet.
+    await waitForAsync(
+      'a JetStream meta leader',
+      async () =>
+        await jsm.getAccountInfo().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
+  });
+
+  after(async () => {
+    for (const c of clients) await c.close();
+    await closeAll([node]);
+    for (const r of refs) await r.stop();
+  });
+
+  it("a wirebus node in a nats-server JetStream cluster: its clients pull, see the stream's subject and ack", async () => {
+    const jsm = await admin.jetstreamManager({ checkAPI: false });
+    await jsm.streams.add({ name: 'M', subjects: ['m.>'], num_replicas: 3 });
+    await jsm.consumers.add('M', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+
+    const nc = await connect({ servers: `127.0.0.1:${node!.port}` });
+    clients.push(nc);
+    await waitForAsync(
+      'the stream reachable from the wirebus node',
+      async () =>
+        await nc.request('m.1', enc.encode('hi'), { timeout: 1000 }).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+    );
+    const m = await pullOne(nc, 'M', 'd');
+    assert.equal(m.subject, 'm.1');
+    assert.match(m.reply ?? '', /^\$JS\.ACK\.M\.d\.1\.1\.1\.\d+\.0$/);
+    assert.equal(dec.decode(m.data), 'hi');
+    nc.publish(m.reply!, enc.encode('+ACK'));
+    await nc.flush();
+    await waitForAsync(
+      'the ack at the consumer',
+      async () => (await jsm.consumers.info('M', 'd')).ack_floor.stream_seq === 1,
+      5000,
+    );
+    assert.equal((await jsm.consumers.info('M', 'd')).num_ack_pending, 0);
+  });
+
+  it("the wirebus node's clients use the cluster's JetStream API: streams, consumers, direct gets and KV", async () => {
+    // Through the system account, as a nats-server node without JetStream routes it.
+    const nc = await connect({ servers: `127.0.0.1:${node!.port}` });
+    clients.push(nc);
+    const jsm = await nc.jetstreamManager();
+    const info = await jsm.getAccountInfo();
+    assert.equal(info.streams >= 0, true);
+    const si = await jsm.streams.add({
+      name: 'API',
+      subjects: ['api.>'],
+      num_replicas: 3,
+      allow_direct: true,
+    });
+    assert.equal(si.config.name, 'API');
+    assert.equal(si.cluster?.replicas?.length, 2);
+    // A bad request gets the cluster's own error.
+    await assert.rejects(
+      jsm.streams.add({ name: 'X.Y', subjects: ['xy'] }),
+      /invalid stream name/i,
+    );
+    await jsm.consumers.add('API', { durable_name: 'c', ack_policy: AckPolicy.Explicit });
+    const js = nc.jetstream();
+    const ack = await js.publish('api.a', enc.encode('one'));
+    assert.deepEqual([ack.stream, ack.seq, ack.duplicate], ['API', 1, false]);
+    const c = await js.consumers.get('API', 'c');
+    const m = await c.next({ expires: 5000 });
+    assert.ok(m !== null);
+    assert.equal(m.subject, 'api.a');
+    assert.equal(m.string(), 'one');
+    await m.ackAck();
+    assert.equal((await jsm.consumers.info('API', 'c')).num_ack_pending, 0);
+    assert.deepEqual(
+      (await jsm.consumers.list('API').next()).map((ci) => ci.name),
+      ['c'],
+    );
+    const direct = await nc.request('$JS.API.DIRECT.GET.API', enc.encode('{"seq":1}'), {
+      timeout: 3000,
+    });
+    assert.equal(direct.headers?.get('Nats-Subject'), 'api.a');
+    assert.equal(dec.decode(direct.data), 'one');
+    assert.equal((await jsm.streams.getMessage('API', { last_by_subj: 'api.a' })).seq, 1);
+    assert.ok((await jsm.streams.names().next()).includes('API'));
+
+    const kv = await js.views.kv('WBKV', { replicas: 3 });
+    const seen: string[] = [];
+    const watch = await kv.watch();
+    const watching = (async () => {
+      for await (const e of watch) {
+        seen.push(`${e.key}=${dec.decode(e.value)}`);
+        if (e.key === 'y') break;
+      }
+    })();
+    await kv.put('x', enc.encode('1'));
+    await kv.put('y', enc.encode('2'));
+    await watching;
+    assert.deepEqual(seen, ['x=1', 'y=2']);
+    assert.equal((await kv.get('x'))?.string(), '1');
+    assert.equal(
+      await kv.create('x', enc.encode('again')).then(
+        () => 'created',
+        () => 'refused',
+      ),
+      'refused',
+    );
+
+    assert.equal(await jsm.streams.delete('API'), true);
+    await assert.rejects(jsm.streams.info('API'), /stream not found/);
   });
 
   it("nats-server's clients use a wirebus node's JetStream: pull, push, ack and a KV watch", async () => {
