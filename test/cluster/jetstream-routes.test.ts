@@ -6,7 +6,7 @@
 // Skipped, with the reason, only where nats-server cannot be installed.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -48,8 +48,17 @@ async function pullOne(nc: NatsConnection, stream: string, consumer: string): Pr
   return got[0]!;
 }
 
+/** Account A has JetStream, B has not, on every server; their users are a/a and b/b. */
+const ACCOUNTS_CONF =
+  'accounts {\n' +
+  '  A: { jetstream: enabled, users: [{ user: a, password: a }] }\n' +
+  '  B: { users: [{ user: b, password: b }] }\n' +
+  '}\n';
+const A = { user: 'a', pass: 'a' };
+
 describe('JetStream deliveries across routes', { skip: missing ?? false }, () => {
-  // A wirebus node without JetStream in a cluster of three nats-server -js nodes.
+  // A wirebus node without JetStream in a cluster of three nats-server -js nodes, all
+  // with accounts A (JetStream) and B (none).
   let node: Node | null = null;
   const refs: ReferenceServer[] = [];
   const clients: NatsConnection[] = [];
@@ -57,15 +66,32 @@ describe('JetStream deliveries across routes', { skip: missing ?? false }, () =>
 
   before(async () => {
     if (missing !== null) return;
+    const confDir = mkdtempSync(join(tmpdir(), 'wirebus-jsr-'));
+    dirs.push(confDir);
+    const conf = join(confDir, 'accounts.conf');
+    writeFileSync(conf, ACCOUNTS_CONF);
     // nats-server's JetStream cluster wants routes configured: each is given the
     // wirebus node's, and the mesh forms by gossip.
-    node = await startNode({}, { serverName: 'wb' });
+    node = await startNode(
+      {},
+      {
+        serverName: 'wb',
+        security: {
+          accounts: {
+            A: { users: [{ user: 'a', password: 'a' }], jetstream: true },
+            B: { users: [{ user: 'b', password: 'b' }] },
+          },
+        },
+      },
+    );
     for (const name of ['r1', 'r2', 'r3']) {
       const dir = mkdtempSync(join(tmpdir(), 'wirebus-jsr-'));
       dirs.push(dir);
-      refs.push(await startReference([routeUrl(node)], ['-js', '-sd', dir, '-n', name]));
+      refs.push(
+        await startReference([routeUrl(node)], ['-js', '-sd', dir, '-c', conf, '-n', name]),
+      );
     }
-    admin = await connect({ servers: refs[0]!.url });
+    admin = await connect({ servers: refs[0]!.url, ...A });
     clients.push(admin);
     const jsm = await admin.jetstreamManager({ checkAPI: false });
     // The meta group elects its leader a moment after the nodes meet.
@@ -91,7 +117,7 @@ describe('JetStream deliveries across routes', { skip: missing ?? false }, () =>
     await jsm.streams.add({ name: 'M', subjects: ['m.>'], num_replicas: 3 });
     await jsm.consumers.add('M', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
 
-    const nc = await connect({ servers: `127.0.0.1:${node!.port}` });
+    const nc = await connect({ servers: `127.0.0.1:${node!.port}`, ...A });
     clients.push(nc);
     await waitForAsync(
       'the stream reachable from the wirebus node',
@@ -117,8 +143,9 @@ describe('JetStream deliveries across routes', { skip: missing ?? false }, () =>
   });
 
   it("the wirebus node's clients use the cluster's JetStream API: streams, consumers, direct gets and KV", async () => {
-    // Through the system account, as a nats-server node without JetStream routes it.
-    const nc = await connect({ servers: `127.0.0.1:${node!.port}` });
+    // Through the system account, as a nats-server node without JetStream routes it; the
+    // request names the account (A), so the stream is A's.
+    const nc = await connect({ servers: `127.0.0.1:${node!.port}`, ...A });
     clients.push(nc);
     const jsm = await nc.jetstreamManager();
     const info = await jsm.getAccountInfo();
@@ -181,8 +208,19 @@ describe('JetStream deliveries across routes', { skip: missing ?? false }, () =>
       'refused',
     );
 
+    // The stream is account A's at the reference, as its own client of A sees it.
+    const refJsm = await admin.jetstreamManager({ checkAPI: false });
+    assert.equal((await refJsm.streams.info('API')).state.messages, 1);
     assert.equal(await jsm.streams.delete('API'), true);
     await assert.rejects(jsm.streams.info('API'), /stream not found/);
+
+    // B has no JetStream, here or there: nothing imported, no responders.
+    const b = await connect({ servers: `127.0.0.1:${node!.port}`, user: 'b', pass: 'b' });
+    clients.push(b);
+    await assert.rejects(
+      b.request('$JS.API.INFO', new Uint8Array(0), { timeout: 2000 }),
+      (e: Error & { code?: string }) => e.code === '503',
+    );
   });
 
   it("nats-server's clients use a wirebus node's JetStream: pull, push, ack and a KV watch", async () => {
