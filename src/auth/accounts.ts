@@ -251,6 +251,7 @@ const SHADOW_HANDLER: InternalHandler = () => undefined;
 class Shadow implements ShadowTarget {
   /** The shadow subscription, in the exporter's index. */
   readonly sub: Subscription;
+  readonly fromRoutes = true;
 
   constructor(
     /** The importing subscription. */

@@ -26,6 +26,7 @@ export function deliverRouted(
   for (let i = 0; i < psubs.length; i++) {
     const sub = psubs[i]!;
     if (sub.route !== null) continue;
+    if (sub.shadow !== null && !sub.shadow.fromRoutes) continue;
     if (sub.filter !== null && !sub.filter.admit(subject, m)) continue;
     if (deliver(sub, m)) delivered++;
   }

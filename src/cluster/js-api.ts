@@ -178,6 +178,8 @@ export class JetStreamApiImport {
 
 /** The import in one account: what its subscription matches goes to the system account. */
 class AccountImport implements ShadowTarget {
+  readonly fromRoutes = false;
+
   constructor(
     private readonly owner: JetStreamApiImport,
     private readonly account: Account,

@@ -59,6 +59,13 @@ export interface RouteSink {
  * JetStream (src/cluster/js-api.ts), which passes a request on to the servers with it.
  */
 export interface ShadowTarget {
+  /**
+   * Whether a message that came from another server goes through too: a stream import's
+   * does (a stream crosses routes in the exporting account); the JetStream API import's
+   * does not (the publisher's server imported the request already), as the reference
+   * ignores service imports for routed messages.
+   */
+  readonly fromRoutes: boolean;
   /** Passes m on; false when it could not be taken (it does not count as delivered). */
   deliver(m: PublishedMessage): boolean;
 }

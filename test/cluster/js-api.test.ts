@@ -104,12 +104,14 @@ describe("the system account's JetStream API on a node without JetStream", () =>
     assert.equal(dec.decode(got.data), '{"ok":42}');
     assert.equal(got.headers, undefined);
     // Singleton: a second answer on the same reply goes nowhere.
-    const inbox = nc.subscribe('_INBOX.>');
+    let late = 0;
+    const inbox = nc.subscribe('_INBOX.>', { callback: () => late++ });
+    await nc.flush();
     raw.send(`RMSG $SYS ${reply} 2\r\nno\r\nPING\r\n`);
     await raw.waitFor((t) => t.includes('PONG\r\n'));
     await nc.flush();
     await sleep(50);
-    assert.equal(inbox.getProcessed(), 0);
+    assert.equal(late, 0);
     inbox.unsubscribe();
 
     // A request with headers and a body keeps them; a Nats-Request-Info of the
@@ -130,6 +132,17 @@ describe("the system account's JetStream API on a node without JetStream", () =>
     assert.equal(req2.payload, hdr2 + '{"name":"S"}');
     raw.send(`RMSG $SYS ${reply2} 2\r\nok\r\n`);
     assert.equal(dec.decode((await create).data), 'ok');
+
+    // A request that came from another server was imported there already: not again.
+    let seen = 0;
+    const local = nc.subscribe('$JS.API.>', { callback: () => seen++ });
+    await nc.flush();
+    raw.send('RMSG $G $JS.API.INFO _INBOX.other 0\r\n\r\nPING\r\n');
+    await raw.waitFor((t) => t.includes('PONG\r\n'));
+    await nc.flush();
+    assert.equal(seen, 1, 'a local subscriber still gets it');
+    local.unsubscribe();
+    assert.equal(await nextMessage(raw, 200), null);
 
     // A consumer's MSG.NEXT and a stream's DIRECT.GET go in the account itself: with no
     // server announcing them there, nobody answers (503), and nothing goes in $SYS.
