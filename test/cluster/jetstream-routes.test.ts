@@ -11,6 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AckPolicy, connect, type Msg, type NatsConnection } from 'nats';
+import { connect as connectV3 } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
 import {
   closeAll,
   referenceMissing,
@@ -221,6 +225,28 @@ describe('JetStream deliveries across routes', { skip: missing ?? false }, () =>
       b.request('$JS.API.INFO', new Uint8Array(0), { timeout: 2000 }),
       (e: Error & { code?: string }) => e.code === '503',
     );
+  });
+
+  it("nats.js v3 on the wirebus node: the cluster's KV and a multi-chunk object store", async () => {
+    const nc = await connectV3({ servers: `127.0.0.1:${node!.port}`, ...A });
+    try {
+      const kv = await new Kvm(nc).create('V3KV', { replicas: 3 });
+      await kv.put('a', 'hello');
+      assert.equal((await kv.get('a'))?.string(), 'hello');
+      const os = await new Objm(nc).create('V3OBJ', { replicas: 3 });
+      const data = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+      await os.putBlob({ name: 'blob' }, data);
+      const back = await os.getBlob('blob');
+      assert.equal(back?.length, data.length);
+      assert.ok(back.every((v, i) => v === i % 251));
+      const jsm = await jetstreamManager(nc);
+      assert.deepEqual(
+        (await jsm.streams.names().next()).filter((n) => n.startsWith('OBJ_')),
+        ['OBJ_V3OBJ'],
+      );
+    } finally {
+      await nc.close();
+    }
   });
 
   it("nats-server's clients use a wirebus node's JetStream: pull, push, ack and a KV watch", async () => {
