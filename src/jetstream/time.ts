@@ -39,8 +39,13 @@ function formatRfc3339Nano(ns: number): string {
  * from the process's time origin, without a BigInt per call.
  */
 export function nowNs(): number {
-  return Math.round((TIME_ORIGIN + performance.now()) * 1e6);
+  return Math.round((TIME_ORIGIN + perf.now()) * 1e6);
 }
 
+/**
+ * The global `performance` is Node's lazy getter, a JavaScript call at every read (one
+ * per stored message, and a function a fresh server compiles): read once.
+ */
+const perf = performance;
 /** performance.timeOrigin is a getter: read once. */
-const TIME_ORIGIN = performance.timeOrigin;
+const TIME_ORIGIN = perf.timeOrigin;

@@ -110,6 +110,9 @@ const MIN_CONNECT_LINE = 4096;
 
 const MAX_FIELDS = 4;
 
+/** fastPub read a whole PUB/HPUB line whose payload goes on in the next read. */
+const PAYLOAD_GOES_ON = -2;
+
 /** The smallest scratch buffer, made at the first control line split across reads. */
 const SCRATCH_MIN = 256;
 const NO_SCRATCH = Buffer.alloc(0);
@@ -201,6 +204,10 @@ export class Parser extends OpParser {
               i = next;
               continue;
             }
+            if (next === PAYLOAD_GOES_ON) {
+              i = this.beginPayload(buf, this.payloadStart, len);
+              continue;
+            }
           }
           // HPUB the same way: JetStream clients publish with a header block (nats v2's
           // js.publish and KV put send one, empty, on every publish).
@@ -217,6 +224,10 @@ export class Parser extends OpParser {
             if (next >= 0) {
               if (this.stopped) return;
               i = next;
+              continue;
+            }
+            if (next === PAYLOAD_GOES_ON) {
+              i = this.beginPayload(buf, this.payloadStart, len);
               continue;
             }
           }
@@ -577,10 +588,11 @@ export class Parser extends OpParser {
 
   /**
    * A PUB (HPUB `withHeaders`) whose whole line lies in this chunk, read in one pass;
-   * its payload and CRLF are handed over at once when they are here too, else taken as
-   * the state machine takes them (beginPayload). Returns the index after what it read,
-   * or -1 to leave anything unusual (a split line, an error) to the state machine,
-   * which then reads the same bytes again.
+   * its payload and CRLF are handed over at once when they are here too. Returns the
+   * index after what it read; PAYLOAD_GOES_ON when the line is read and its payload (or
+   * CRLF) goes on in the next read, for the caller to take from `payloadStart` as the
+   * state machine takes it (beginPayload); or -1 to leave anything unusual (a split
+   * line, an error) to the state machine, which then reads the same bytes again.
    */
   private fastPub(buf: Buffer, start: number, len: number, withHeaders: boolean): number {
     // subject [reply] [hdr] size
@@ -660,13 +672,17 @@ export class Parser extends OpParser {
     // A header block of size 0 is delivered as a plain MSG, as the reference does.
     this.hdr = hdr > 0 ? hdr : -1;
     this.size = size;
-    if (partial) {
-      this.argsStart = argStart;
-      this.argsEnd = argEnd;
-      return this.beginPayload(buf, payStart, len);
-    }
-    this.payload = buf;
+    // Stored for both forms, and the partial payload taken by parseRead: a statement
+    // only the partial form ran would have had no type feedback when V8 optimised this
+    // function, within a fresh server's first 64 KiB read (before any message had gone
+    // on into the next one), and its first run would drop the optimised code. parseRead
+    // is optimised later (its loop is long), after the first read's last message fed
+    // that call site.
+    this.argsStart = argStart;
+    this.argsEnd = argEnd;
     this.payloadStart = payStart;
+    if (partial) return PAYLOAD_GOES_ON;
+    this.payload = buf;
     this.payloadEnd = payEnd;
     this.handler.onMsg(this);
     return payEnd + 2;

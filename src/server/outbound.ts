@@ -251,3 +251,22 @@ export function putInt(dst: Buffer, pos: number, value: number): number {
   }
   return end;
 }
+
+/**
+ * Runs `reserve` up to its slow path once, at load, on an Outbound of no connection. V8
+ * gives a function its feedback vector only after its first calls (about eight times
+ * its bytecode run) and records no types before: a fresh server's first block change
+ * (the small first block outgrown by a connection's first burst) comes within those
+ * calls, so the optimised `reserve` met its slow path as if for the first time at the
+ * first full 64 KiB block, and V8 threw it away with the writers that depend on it
+ * (finishMessage): in one fresh JetStream file async 1 KiB window in two
+ * (bench/RESULTS.md, s10perf). The block taken here is dropped, not pooled.
+ */
+function primeReserve(): void {
+  const o = new Outbound();
+  for (let i = 0; i <= INITIAL_BLOCK / 4; i++) {
+    o.reserve(4);
+    o.pos += 4;
+  }
+}
+primeReserve();
