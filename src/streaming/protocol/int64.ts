@@ -75,9 +75,16 @@ export function newHalves(): Halves {
 
 const scratch = newHalves();
 
+/**
+ * The global `performance` is Node's lazy getter, a JavaScript call at every read (once
+ * per published message here), and `timeOrigin` a getter too: read once.
+ */
+const perf = performance;
+const TIME_ORIGIN = perf.timeOrigin;
+
 /** nowNanos() into `into`, as unsigned halves: no Long (the publish path). */
 export function nowNanosInto(into: Halves): void {
-  const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  const micros = Math.floor((TIME_ORIGIN + perf.now()) * 1000);
   const microsHigh = Math.floor(micros / TWO_32);
   // Below 2^42 and 2^31: both products are exact doubles.
   const lowProduct = (micros - microsHigh * TWO_32) * 1000;

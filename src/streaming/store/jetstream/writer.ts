@@ -28,6 +28,9 @@ import type { JsEngine } from './engine.js';
 import { FrameWriter } from './frames.js';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
 
+/** The global `performance` is Node's lazy getter, a JavaScript call per read: read once. */
+const perf = performance;
+
 /** Unacknowledged for this long: sent again. */
 const RETRY_MS = 1000;
 /**
@@ -79,7 +82,7 @@ export class MessageWriter {
   }
 
   publish(ch: JsChannel, msg: StoredMsg): void {
-    if (ch.inflightCount === 0) ch.progressAt = performance.now();
+    if (ch.inflightCount === 0) ch.progressAt = perf.now();
     ch.inflight.push(msg);
     ch.sent = msg.sequence;
     // While a resend is being sorted out, later messages wait their turn; beyond the
@@ -174,7 +177,7 @@ export class MessageWriter {
       ch.sentUpTo -= ch.inflightHead;
       ch.inflightHead = 0;
     }
-    ch.progressAt = performance.now();
+    ch.progressAt = perf.now();
     ch.lastError = '';
     ch.leaderless = false;
     if (!ch.confirmDue) {
@@ -242,7 +245,7 @@ export class MessageWriter {
    * out again at the next check, and the time without progress counts from now.
    */
   resumed(channels: Iterable<JsChannel>): void {
-    const due = performance.now() - RETRY_MS - 1;
+    const due = perf.now() - RETRY_MS - 1;
     for (const ch of channels) {
       if (ch.inflightCount === 0) continue;
       ch.progressAt = due;
@@ -252,7 +255,7 @@ export class MessageWriter {
 
   /** Resends what JetStream did not acknowledge; fails once it has been too long. */
   check(channels: Iterable<JsChannel>): void {
-    const now = performance.now();
+    const now = perf.now();
     for (const ch of channels) {
       if (ch.inflightCount === 0) continue;
       const idle = now - ch.progressAt;
