@@ -130,6 +130,14 @@ export class Cluster implements ClusterHooks {
     }
     server.cluster = this;
     server.onShutdown(() => this.shutdown());
+    // A reload may replace or add accounts: what each route found by name is looked up
+    // again (the effects of a reload run together, before any message is read).
+    server.reloadHooks.push({
+      name: 'route-accounts',
+      prepare: () => () => {
+        for (const r of this.connections) r.forgetAccount();
+      },
+    });
   }
 
   isStopping(): boolean {

@@ -460,6 +460,15 @@ export class Route implements RouteParserHandler, RouteSink {
     return false;
   }
 
+  /**
+   * Forgets the account accountOf found last: a reload may have put another account in
+   * its place under that name, or made one that was unknown.
+   */
+  forgetAccount(): void {
+    this.lastAccount = undefined;
+    this.lastAccountBytes = Buffer.alloc(0);
+  }
+
   private accountOf(b: Buffer, start: number, end: number): Account | undefined {
     const last = this.lastAccountBytes;
     if (end - start === last.length && sameBytes(b, start, last, last.length)) {

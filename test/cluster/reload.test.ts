@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect } from 'nats';
 import { reloadCluster } from '../../src/cluster/reload.js';
+import { reloadSecurity } from '../../src/index.js';
 import { ReloadError } from '../../src/server/reload.js';
 import { freePort, startWirebus } from '../helpers/process.js';
 import {
@@ -100,6 +101,43 @@ describe('reloading the cluster settings', () => {
       await waitFor('b.x again', () => hasRouteInterest(a, 'b.x'));
       await Promise.all([na.close(), nb.close()]);
     } finally {
+      await closeAll([a, b]);
+    }
+  });
+});
+
+describe('accounts replaced by a reload', () => {
+  it("routes an account's messages into the account now under its name", async () => {
+    const x = { users: [{ user: 'x', password: 'x' }] };
+    const y = { users: [{ user: 'y', password: 'y' }] };
+    const a = await startNode({}, { security: { accounts: { X: x } } });
+    const b = await startNode({ routes: [routeUrl(a)] }, { security: { accounts: { X: x } } });
+    const conns: Awaited<ReturnType<typeof connect>>[] = [];
+    try {
+      await waitMesh([a, b]);
+      const pub = await connect({ servers: a.url, user: 'x', pass: 'x' });
+      conns.push(pub);
+      const got: string[] = [];
+      const first = await connect({ servers: b.url, user: 'x', pass: 'x' });
+      conns.push(first);
+      first.subscribe('acc.r', { callback: (_e, m) => got.push(`first ${m.string()}`) });
+      await first.flush();
+      await waitFor('X interest at a', () => hasRouteInterest(a, 'acc.r', null, 'X'));
+      pub.publish('acc.r', '1');
+      await waitFor('the first message', () => got.length === 1);
+      // X goes from b, and comes back: a new account under the old name.
+      reloadSecurity(b.server, { accounts: { Y: y } });
+      reloadSecurity(b.server, { accounts: { X: x } });
+      const second = await connect({ servers: b.url, user: 'x', pass: 'x' });
+      conns.push(second);
+      second.subscribe('acc.r', { callback: (_e, m) => got.push(`second ${m.string()}`) });
+      await second.flush();
+      await waitFor('X interest at a again', () => hasRouteInterest(a, 'acc.r', null, 'X'));
+      pub.publish('acc.r', '2');
+      await waitFor('the second message', () => got.length === 2);
+      assert.deepEqual(got, ['first 1', 'second 2']);
+    } finally {
+      for (const c of conns) await c.close().catch(() => undefined);
       await closeAll([a, b]);
     }
   });
