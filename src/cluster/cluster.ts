@@ -497,15 +497,21 @@ export class Cluster implements ClusterHooks {
 
   localInterest(account: Account, sub: Subscription, delta: number): void {
     if (sub.route !== null) return;
-    const change = this.interest.update(account.name, sub.subject, sub.queue, delta);
-    if (change === null || this.routes.size === 0 || !this.canImport(sub.subject)) return;
-    const line = interestLine(change);
-    for (const r of this.routes.values()) r.sendProto(line);
+    this.interestChanged(account, sub.subject, sub.queue, delta);
   }
 
   /** Interest of this server's own, without a subscription (js-api.ts's responses). */
   announce(account: Account, subject: string): void {
-    const change = this.interest.update(account.name, subject, null, 1);
+    this.interestChanged(account, subject, null, 1);
+  }
+
+  private interestChanged(
+    account: Account,
+    subject: string,
+    queue: string | null,
+    delta: number,
+  ): void {
+    const change = this.interest.update(account.name, subject, queue, delta);
     if (change === null || this.routes.size === 0 || !this.canImport(subject)) return;
     const line = interestLine(change);
     for (const r of this.routes.values()) r.sendProto(line);
