@@ -232,6 +232,41 @@ describe("the system account's JetStream API on a node without JetStream", () =>
     );
   });
 
+  it('uses the configured system account, and none with no_system_account', async () => {
+    const accounts = {
+      SYS: { users: [{ user: 's', password: 's' }] },
+      A: { users: [{ user: 'a', password: 'a' }], jetstream: true },
+    };
+    const node = await startNode(
+      {},
+      { serverName: 'wbsys', systemAccount: 'SYS', security: { accounts } },
+    );
+    nodes.push(node);
+    assert.equal(node.cluster.jsApi?.system, node.server.accounts.get('SYS'));
+    const raw = await fakeRoute(node);
+    raws.push(raw);
+    raw.send('RS+ SYS $JS.API.>\r\nPING\r\n');
+    await raw.waitFor((t) => t.includes('PONG\r\n'));
+    raw.take();
+    const a = await connect({ servers: node.url, user: 'a', pass: 'a' });
+    conns.push(a);
+    const answer = a.request('$JS.API.INFO', new Uint8Array(0), { timeout: 3000 });
+    const req = await nextMessage(raw);
+    assert.ok(req !== null);
+    assert.match(req.before, /RS\+ SYS _R_\.[A-Za-z0-9]{6}\.>\r\n$/);
+    assert.match(
+      req.line,
+      /^HMSG SYS \$JS\.API\.INFO _R_\.[A-Za-z0-9]{6}\.[A-Za-z0-9]{6} \d+ \d+$/,
+    );
+    assert.match(req.payload, /"acc":"A"/);
+    raw.send(`RMSG SYS ${req.line.split(' ')[3]!} 3\r\nsys\r\n`);
+    assert.equal(dec.decode((await answer).data), 'sys');
+
+    const none = await startNode({}, { noSystemAccount: true });
+    nodes.push(none);
+    assert.equal(none.cluster.jsApi, null);
+  });
+
   it('is not there on a node that runs JetStream itself', async () => {
     const node = await startNode({}, { jetstream: true });
     nodes.push(node);
