@@ -24,10 +24,10 @@
 // request and nothing answers, so its client times out; here the request is not taken
 // and the client gets 503 no responders at once, as from a server without JetStream.
 
-import { randomBytes } from 'node:crypto';
 import { dropResponse, expectResponse } from '../auth/accounts.js';
 import { setHeader } from '../jetstream/headers.js';
 import { goEscapes } from '../monitor/format.js';
+import { randomBase62 } from '../protocol/nuid.js';
 import { Account, GLOBAL_ACCOUNT } from '../server/account.js';
 import type { Client } from '../server/client.js';
 import { InternalMessage, type PublishedMessage } from '../server/message.js';
@@ -39,24 +39,14 @@ const NEXT = '$JS.API.CONSUMER.MSG.NEXT.';
 const DIRECT = '$JS.API.DIRECT.GET.';
 const REQUEST_INFO = 'Nats-Request-Info';
 const EMPTY = Buffer.alloc(0);
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Never called: the import's deliveries go through its ShadowTarget. */
 const NO_HANDLER = (): void => undefined;
 
-/** `n` random letters and digits, as the reference's reply tokens. */
-function token(n: number): string {
-  const bytes = randomBytes(n);
-  let out = '';
-  for (let i = 0; i < n; i++) out += ALPHANUMERIC.charAt(bytes[i]! % ALPHANUMERIC.length);
-  return out;
-}
-
 /** The system account's JetStream API, imported into the accounts that have JetStream. */
 export class JetStreamApiImport {
-  readonly system: Account;
   /** `_R_.<token>.`: this server's responses in the system account, as the reference's. */
-  readonly replyPrefix = `_R_.${token(6)}.`;
+  readonly replyPrefix = `_R_.${randomBase62(6)}.`;
   private readonly imports = new Map<Account, Subscription>();
   private client: Client | null = null;
   private announced = false;
@@ -64,16 +54,14 @@ export class JetStreamApiImport {
   constructor(
     private readonly server: Server,
     /** The system account: a configured one, or the reference's own `$SYS`. */
-    system: Account,
+    readonly system: Account,
     private readonly cluster: {
       /** The cluster's name, for the request's client info. */
       readonly name: string;
       /** Tells every server of this server's interest in `subject` of `account`. */
       announce(account: Account, subject: string): void;
     },
-  ) {
-    this.system = system;
-  }
+  ) {}
 
   /**
    * Imports the API into the accounts that should have it now and out of those that
@@ -96,12 +84,7 @@ export class JetStreamApiImport {
         want.add(a);
       }
     }
-    for (const [a, sub] of this.imports) {
-      if (want.has(a)) continue;
-      sub.closed = true;
-      a.sublist.remove(sub);
-      this.imports.delete(a);
-    }
+    for (const [a, sub] of this.imports) if (!want.has(a)) this.unimport(a, sub);
     for (const a of want) {
       if (this.imports.has(a)) continue;
       const sub = new Subscription(
@@ -140,7 +123,7 @@ export class JetStreamApiImport {
         this.announced = true;
         this.cluster.announce(system, this.replyPrefix + '>');
       }
-      reply = this.replyPrefix + token(6);
+      reply = this.replyPrefix + randomBase62(6);
       expectResponse(system, reply, account, b.toString('latin1', m.replyStart, m.replyEnd));
     }
     const start = m.payloadStart;
@@ -168,11 +151,13 @@ export class JetStreamApiImport {
 
   /** Takes the API out of every account (the server stops). */
   close(): void {
-    for (const [a, sub] of this.imports) {
-      sub.closed = true;
-      a.sublist.remove(sub);
-    }
-    this.imports.clear();
+    for (const [a, sub] of this.imports) this.unimport(a, sub);
+  }
+
+  private unimport(a: Account, sub: Subscription): void {
+    sub.closed = true;
+    a.sublist.remove(sub);
+    this.imports.delete(a);
   }
 }
 

@@ -1,6 +1,8 @@
 // Times as the API writes them: nanoseconds since the epoch in a double, and Go's
 // RFC 3339 form of a time.Time.
 
+import { perf, TIME_ORIGIN } from '../server/clock.js';
+
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 export function parseRfc3339(s: string): number | null {
@@ -41,11 +43,3 @@ function formatRfc3339Nano(ns: number): string {
 export function nowNs(): number {
   return Math.round((TIME_ORIGIN + perf.now()) * 1e6);
 }
-
-/**
- * The global `performance` is Node's lazy getter, a JavaScript call at every read (one
- * per stored message, and a function a fresh server compiles): read once.
- */
-const perf = performance;
-/** performance.timeOrigin is a getter: read once. */
-const TIME_ORIGIN = perf.timeOrigin;

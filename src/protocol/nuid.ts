@@ -24,6 +24,14 @@ function base62(n: number, width: number): string {
   return out;
 }
 
+/** `n` random base-62 characters (a NUID's prefix; the reference's reply tokens). */
+export function randomBase62(n: number): string {
+  const bytes = randomBytes(n);
+  let out = '';
+  for (let i = 0; i < n; i++) out += DIGITS[bytes[i]! % BASE]!;
+  return out;
+}
+
 export class Nuid {
   private prefix = '';
   private hi = 0;
@@ -45,10 +53,7 @@ export class Nuid {
   }
 
   private reset(): void {
-    const bytes = randomBytes(PRE_LEN);
-    let p = '';
-    for (let i = 0; i < PRE_LEN; i++) p += DIGITS[bytes[i]! % BASE]!;
-    this.prefix = p;
+    this.prefix = randomBase62(PRE_LEN);
     this.hi = randomInt(SPLIT);
     this.lo = randomInt(SPLIT);
     this.inc = MIN_INC + randomInt(MAX_INC - MIN_INC);

@@ -16,9 +16,7 @@ import type { PublishTap } from './publish-tap.js';
 import type { Server } from './server.js';
 import { type DeliveryFilter, Subscription } from './subscription.js';
 import type { ClientListener, Transport } from './transport.js';
-
-/** The global `performance` is Node's lazy getter, a JavaScript call per read of it. */
-const perf = performance;
+import { perf } from './clock.js';
 
 const PONG = Buffer.from('PONG\r\n');
 const PING = Buffer.from('PING\r\n');

@@ -3,6 +3,7 @@
 // costs one boolean test and builds no string.
 
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { perf, TIME_ORIGIN } from './clock.js';
 
 export interface Logger {
   readonly debugEnabled: boolean;
@@ -81,7 +82,7 @@ class LineLogger implements Logger {
     if (o.quiet) return;
     const line =
       this.prefix +
-      (o.logtime ? timestamp(performance.timeOrigin + performance.now()) + ' ' : '') +
+      (o.logtime ? timestamp(TIME_ORIGIN + perf.now()) + ' ' : '') +
       tag +
       ' ' +
       text +

@@ -7,6 +7,7 @@
 // channel at a million messages a second). Timestamps are Unix nanoseconds, already
 // past 2^53, so they stay `Long` everywhere.
 import Long from 'long';
+import { perf, TIME_ORIGIN } from '../../server/clock.js';
 
 /** The highest sequence a store assigns: above it a `number` would lose precision. */
 export const MAX_SEQUENCE = Number.MAX_SAFE_INTEGER;
@@ -74,13 +75,6 @@ export function newHalves(): Halves {
 }
 
 const scratch = newHalves();
-
-/**
- * The global `performance` is Node's lazy getter, a JavaScript call at every read (once
- * per published message here), and `timeOrigin` a getter too: read once.
- */
-const perf = performance;
-const TIME_ORIGIN = perf.timeOrigin;
 
 /** nowNanos() into `into`, as unsigned halves: no Long (the publish path). */
 export function nowNanosInto(into: Halves): void {

@@ -27,9 +27,7 @@ import { msgParts } from './codec.js';
 import type { JsEngine } from './engine.js';
 import { FrameWriter } from './frames.js';
 import { REPLY_HEADER, TIMESTAMP_HEADER } from './names.js';
-
-/** The global `performance` is Node's lazy getter, a JavaScript call per read: read once. */
-const perf = performance;
+import { perf } from '../../../server/clock.js';
 
 /** Unacknowledged for this long: sent again. */
 const RETRY_MS = 1000;
